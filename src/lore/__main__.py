@@ -1,0 +1,3 @@
+from lore.cli import main
+
+raise SystemExit(main())

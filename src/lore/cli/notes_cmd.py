@@ -1,0 +1,372 @@
+"""Vault and note commands: init, notes, search, doctor, reindex, locate, and the summary."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.markdown import Markdown
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from lore.cli.common import Context, print_json, read_text_argument
+from lore.core.index import SearchHit
+from lore.core.notes import Note
+from lore.core.vault import init_vault
+from lore.errors import UsageError
+from lore.paths import bundled_themes_dir, discover_vault, user_dirs
+
+TRUST_STYLE = {"trusted": "green", "semi-trusted": "yellow", "untrusted": "red"}
+
+
+def register(subparsers: Any) -> None:
+    init = subparsers.add_parser("init", help="create a new vault with a commented lore.yaml")
+    init.add_argument("path", nargs="?", default=".", help="folder for the vault (default: .)")
+    init.add_argument("--name", help="the vault's display name")
+    init.set_defaults(func=cmd_init)
+
+    notes = subparsers.add_parser("notes", help="list, show, create, edit, rename, remove notes")
+    notes_sub = notes.add_subparsers(dest="notes_command", metavar="ACTION", required=True)
+
+    listing = notes_sub.add_parser("list", help="list notes")
+    listing.add_argument("--tag", help="only notes with this tag")
+    listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.set_defaults(func=cmd_notes_list)
+
+    show = notes_sub.add_parser("show", help="show one note")
+    show.add_argument("ref", metavar="TITLE|ID", help="title, id or path of the note")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(func=cmd_notes_show)
+
+    new = notes_sub.add_parser("new", help="create a note")
+    new.add_argument("title")
+    new.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
+    new.add_argument("--body", help="the note's text, or - to read standard input")
+    new.add_argument("--folder", default="", help="sub-folder of notes/ to put it in")
+    new.add_argument("--json", action="store_true", help="print JSON")
+    new.set_defaults(func=cmd_notes_new)
+
+    edit = notes_sub.add_parser("edit", help="open a note in $EDITOR, then reindex it")
+    edit.add_argument("ref", metavar="TITLE")
+    edit.set_defaults(func=cmd_notes_edit)
+
+    move = notes_sub.add_parser("mv", help="rename a note and rewrite every link to it")
+    move.add_argument("old", metavar="OLD")
+    move.add_argument("new", metavar="NEW")
+    move.add_argument("--json", action="store_true", help="print JSON")
+    move.set_defaults(func=cmd_notes_mv)
+
+    remove = notes_sub.add_parser("rm", help="remove a note (a tombstone copy is kept)")
+    remove.add_argument("ref", metavar="TITLE")
+    remove.add_argument("--json", action="store_true", help="print JSON")
+    remove.set_defaults(func=cmd_notes_rm)
+
+    search = subparsers.add_parser(
+        "search",
+        help="full-text search of the notes",
+        description='Words are ranked by BM25F. Use "quoted phrases", tag:x and title:x.',
+    )
+    search.add_argument("query", nargs="+")
+    search.add_argument("--limit", type=int, default=None, help="at most this many hits")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(func=cmd_search)
+
+    doctor = subparsers.add_parser("doctor", help="check the vault: index, front matter, links")
+    doctor.add_argument("--fix", action="store_true", help="rebuild the index if it disagrees")
+    doctor.add_argument("--json", action="store_true", help="print JSON")
+    doctor.set_defaults(func=cmd_doctor)
+
+    reindex = subparsers.add_parser("reindex", help="rebuild the search index from scratch")
+    reindex.set_defaults(func=cmd_reindex)
+
+    locate = subparsers.add_parser("locate", help="print where Lore keeps something")
+    locate.add_argument("what", choices=["vault", "config", "data", "themes"])
+    locate.set_defaults(func=cmd_locate)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+
+def _note_dict(note: Note, with_body: bool = True) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": note.id,
+        "title": note.title,
+        "path": note.path,
+        "tags": note.tags,
+        "created": note.created,
+        "updated": note.updated,
+        "trust": note.trust,
+        "status": note.status,
+        "sources": [source.to_dict() for source in note.sources],
+        "problems": note.problems,
+    }
+    if with_body:
+        data["body"] = note.body
+    return data
+
+
+def _trust_text(trust: str) -> Text:
+    return Text(trust, style=TRUST_STYLE.get(trust, ""))
+
+
+def _hit_snippet(hit: SearchHit) -> Text:
+    text = Text(hit.snippet)
+    for start, end in hit.highlights:
+        text.stylize("bold reverse", start, end)
+    return text
+
+
+# -- commands --------------------------------------------------------------------------------
+
+
+def default_action(ctx: Context) -> int:
+    return cmd_summary(ctx)
+
+
+def cmd_summary(ctx: Context) -> int:
+    vault = ctx.vault
+    docs = vault.index.all_documents()
+    tags = Counter(tag for doc in docs for tag in (doc.get("tags") or "").split(",") if tag)
+    recent = sorted(docs, key=lambda doc: doc.get("updated") or "", reverse=True)[:5]
+    console = ctx.console
+    summary = Table.grid(padding=(0, 2))
+    summary.add_row("[bold]Vault[/]", Text(f"{vault.name}  ({vault.root})"))
+    summary.add_row("[bold]Notes[/]", str(len(docs)))
+    summary.add_row(
+        "[bold]Tags[/]", Text(", ".join(f"{tag} ({n})" for tag, n in tags.most_common(12)) or "-")
+    )
+    console.print(Panel(summary, title="Lore", expand=False))
+    if recent:
+        table = Table(title="Last changed", title_justify="left")
+        table.add_column("Updated")
+        table.add_column("Title")
+        table.add_column("Path", style="dim")
+        for doc in recent:
+            table.add_row(doc.get("updated") or "-", Text(doc["title"]), Text(doc["path"]))
+        console.print(table)
+    console.print(
+        "Try: [bold]lore search[/] WORDS · [bold]lore notes list[/] · "
+        "[bold]lore notes new[/] TITLE · [bold]lore doctor[/] · [bold]lore --help[/]"
+    )
+    return 0
+
+
+def cmd_init(ctx: Context) -> int:
+    root = init_vault(Path(ctx.args.path), ctx.args.name)
+    ctx.console.print(Text.assemble("Vault ready at ", (str(root), "bold")))
+    ctx.console.print("Add notes with: lore --vault " + shlex.quote(str(root)) + " notes new TITLE")
+    return 0
+
+
+def cmd_notes_list(ctx: Context) -> int:
+    docs = ctx.vault.index.all_documents()
+    tag = (ctx.args.tag or "").lower().lstrip("#")
+    if tag:
+        docs = [doc for doc in docs if tag in (doc.get("tags") or "").split(",")]
+    docs.sort(key=lambda doc: doc["title"].casefold())
+    if ctx.args.json:
+        print_json(
+            [
+                {
+                    "id": doc["id"],
+                    "title": doc["title"],
+                    "path": doc["path"],
+                    "tags": [t for t in (doc.get("tags") or "").split(",") if t],
+                    "updated": doc.get("updated"),
+                    "trust": doc.get("trust"),
+                    "status": doc.get("status"),
+                }
+                for doc in docs
+            ]
+        )
+        return 0
+    table = Table(title=f"{len(docs)} notes" + (f" tagged {tag}" if tag else ""))
+    table.add_column("Title")
+    table.add_column("Tags", style="cyan")
+    table.add_column("Trust")
+    table.add_column("Updated", style="dim")
+    table.add_column("Path", style="dim")
+    for doc in docs:
+        title = Text(doc["title"])
+        if doc.get("status") == "superseded":
+            title.stylize("strike dim")
+        table.add_row(
+            title,
+            Text((doc.get("tags") or "").replace(",", ", ")),
+            _trust_text(doc.get("trust") or ""),
+            doc.get("updated") or "-",
+            Text(doc["path"]),
+        )
+    ctx.console.print(table)
+    return 0
+
+
+def cmd_notes_show(ctx: Context) -> int:
+    note = ctx.vault.find(ctx.args.ref)
+    if ctx.args.json:
+        print_json(_note_dict(note))
+        return 0
+    meta = Table.grid(padding=(0, 2))
+    meta.add_row("id", note.id)
+    meta.add_row("path", Text(note.path))
+    meta.add_row("tags", Text(", ".join(note.tags) or "-"))
+    meta.add_row("trust", _trust_text(note.trust))
+    meta.add_row("status", note.status)
+    meta.add_row("updated", note.updated or "-")
+    for source in note.sources:
+        meta.add_row("source", Text(source.title or source.uri, style=f"link {source.uri}"))
+    for problem in note.problems:
+        meta.add_row("[red]problem[/]", Text(problem))
+    ctx.console.print(Panel(meta, title=Text(note.title, style="bold"), expand=False))
+    ctx.console.print(Markdown(note.body))
+    return 0
+
+
+def cmd_notes_new(ctx: Context) -> int:
+    body = read_text_argument(ctx.args.body)
+    note = ctx.vault.create_note(ctx.args.title, body, tags=ctx.args.tag, folder=ctx.args.folder)
+    if ctx.args.json:
+        print_json(_note_dict(note, with_body=False))
+    else:
+        ctx.console.print(Text.assemble("Created ", (note.title, "bold"), f" ({note.path})"))
+    return 0
+
+
+def _editor_command() -> list[str]:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    return shlex.split(editor)
+
+
+def cmd_notes_edit(ctx: Context) -> int:
+    vault = ctx.vault
+    note = vault.find(ctx.args.ref)
+    path = vault.resolve_inside(note.path)
+    command = [*_editor_command(), str(path)]
+    try:
+        result = subprocess.run(command, check=False)
+    except FileNotFoundError:
+        raise UsageError(f"editor {command[0]!r} not found; set $EDITOR") from None
+    report = vault.reconcile()
+    if result.returncode != 0:
+        ctx.err.print(f"lore: the editor exited with status {result.returncode}")
+        return 1
+    changed = note.path in report.changed
+    ctx.console.print(Text(f"{note.path}: {'reindexed' if changed else 'unchanged'}"))
+    return 0
+
+
+def cmd_notes_mv(ctx: Context) -> int:
+    result = ctx.vault.rename_note(ctx.args.old, ctx.args.new)
+    if ctx.args.json:
+        print_json({"note": _note_dict(result.note, with_body=False), "relinked": result.relinked})
+        return 0
+    ctx.console.print(Text.assemble("Renamed to ", (result.note.title, "bold"), f" ({result.note.path})"))
+    for path, count in sorted(result.relinked.items()):
+        ctx.console.print(Text(f"  rewrote {count} link(s) in {path}"))
+    return 0
+
+
+def cmd_notes_rm(ctx: Context) -> int:
+    result = ctx.vault.remove_note(ctx.args.ref)
+    tombstone = ctx.vault.relpath(result.tombstone)
+    if ctx.args.json:
+        print_json(
+            {
+                "removed": _note_dict(result.note, with_body=False),
+                "tombstone": tombstone,
+                "linked_from": result.linked_from,
+            }
+        )
+        return 0
+    ctx.console.print(Text.assemble("Removed ", (result.note.title, "bold"), f"; a copy is kept in {tombstone}"))
+    if result.linked_from:
+        ctx.console.print(Text(f"These notes still link to it: {', '.join(result.linked_from)}", style="yellow"))
+    return 0
+
+
+def cmd_search(ctx: Context) -> int:
+    vault = ctx.vault
+    query = " ".join(ctx.args.query)
+    limit = ctx.args.limit or vault.config.search.default_limit
+    if limit <= 0:
+        raise UsageError("--limit must be a positive number")
+    hits = vault.index.search(query, limit=limit)
+    if ctx.args.json:
+        print_json([hit.to_dict() for hit in hits])
+        return 0
+    if not hits:
+        ctx.console.print(Text(f"No notes match {query!r}."))
+        return 0
+    table = Table(title=f"{len(hits)} hits for {query!r}", show_lines=True)
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("Title", style="bold")
+    table.add_column("Snippet", ratio=3)
+    table.add_column("Score", justify="right", style="dim")
+    for number, hit in enumerate(hits, 1):
+        title = Text(hit.title)
+        if hit.trust == "untrusted":
+            title.append(" (untrusted)", style="red")
+        if hit.status == "superseded":
+            title.append(" (superseded)", style="dim")
+        table.add_row(str(number), title, _hit_snippet(hit), f"{hit.score:.2f}")
+    ctx.console.print(table)
+    return 0
+
+
+def cmd_doctor(ctx: Context) -> int:
+    from lore.core.doctor import examine
+
+    report = examine(ctx.vault, fix=ctx.args.fix)
+    if ctx.args.json:
+        print_json(
+            {
+                "ok": report.ok,
+                "notes": report.notes,
+                "fixed": report.fixed,
+                "findings": [finding.to_dict() for finding in report.findings],
+            }
+        )
+        return 0 if report.ok else 1
+    for line in report.fixed:
+        ctx.console.print(Text(f"fixed: {line}", style="green"))
+    if not report.findings:
+        ctx.console.print(Text(f"All {report.notes} notes look healthy.", style="green"))
+        return 0
+    table = Table(title=f"{len(report.findings)} findings in {report.notes} notes")
+    table.add_column("Kind")
+    table.add_column("Where")
+    table.add_column("What")
+    for finding in report.findings:
+        where = finding.path + (f":{finding.line}" if finding.line else "")
+        style = "red" if finding.kind in {"front-matter", "index", "history"} else "yellow"
+        table.add_row(Text(finding.kind, style=style), Text(where), Text(finding.message))
+    ctx.console.print(table)
+    return 0 if report.ok else 1
+
+
+def cmd_reindex(ctx: Context) -> int:
+    report = ctx.vault.reindex()
+    ctx.console.print(Text(f"Indexed {len(report.added)} notes; skipped {len(report.skipped)}."))
+    return 0
+
+
+def cmd_locate(ctx: Context) -> int:
+    what = ctx.args.what
+    dirs = user_dirs()
+    if what == "data":
+        print(dirs.data)
+    elif what == "themes":
+        print(dirs.themes)
+    else:
+        root, _ = discover_vault(getattr(ctx.args, "vault", None))
+        print(root if what == "vault" else root / "lore.yaml")
+    return 0
+
+
+__all__ = ["bundled_themes_dir", "register"]

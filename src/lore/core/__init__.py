@@ -1,0 +1,1 @@
+"""Lore's headless core. Nothing in this package imports Textual or prompt-toolkit."""

@@ -1,0 +1,89 @@
+"""`lore doctor`: what is wrong with a vault, and what can be mended safely."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lore.core.links import link_key, link_targets
+from lore.core.storage import JsonlReport, iter_records
+from lore.core.vault import Vault
+
+
+@dataclass
+class Finding:
+    kind: str
+    path: str
+    message: str
+    line: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "path": self.path, "line": self.line, "message": self.message}
+
+
+@dataclass
+class DoctorReport:
+    findings: list[Finding] = field(default_factory=list)
+    notes: int = 0
+    fixed: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.kind in {"front-matter", "index", "history"} for f in self.findings)
+
+
+def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
+    report = DoctorReport()
+    files = vault.scan_note_files()
+    index = vault.index
+    reconcile = vault.last_reconcile
+    if reconcile and reconcile.touched and not reconcile.rebuilt:
+        report.fixed.append(
+            f"index caught up with the disk: {len(reconcile.added)} added, "
+            f"{len(reconcile.changed)} changed, {len(reconcile.removed)} removed"
+        )
+    indexed = {doc["path"] for doc in index.all_documents()}
+    skipped = index.skipped_files()
+    titles: dict[str, str] = {}
+    link_map: dict[str, list[str]] = {}
+    for relpath, _, _ in files:
+        note, reason = vault.load_note(relpath)
+        if note is None:
+            report.findings.append(Finding("skipped", relpath, reason or "skipped"))
+            continue
+        report.notes += 1
+        if relpath not in indexed and relpath not in skipped:
+            report.findings.append(Finding("index", relpath, "on disk but not in the index"))
+        for problem in note.problems:
+            line = note.problem_line if "front matter" in problem else None
+            report.findings.append(Finding("front-matter", relpath, problem, line))
+        titles.setdefault(link_key(note.title), relpath)
+        link_map[relpath] = link_targets(note.body)
+    on_disk = {relpath for relpath, _, _ in files}
+    for relpath in sorted(indexed - on_disk):
+        report.findings.append(Finding("index", relpath, "in the index but not on disk"))
+    linked: set[str] = set()
+    for relpath, targets in link_map.items():
+        for target in targets:
+            found = titles.get(link_key(target))
+            if found is None:
+                report.findings.append(Finding("broken-link", relpath, f"links to missing [[{target}]]"))
+            else:
+                linked.add(found)
+    for relpath in sorted(link_map):
+        if relpath not in linked and not link_map[relpath]:
+            report.findings.append(Finding("orphan", relpath, "no links in or out"))
+    history = JsonlReport()
+    for _ in iter_records(vault.layout.history, history):
+        pass
+    if history.bad_lines:
+        shown = ", ".join(str(n) for n in history.bad_lines[:5])
+        tail = " (a torn last line from an interrupted write)" if history.torn_tail else ""
+        report.findings.append(
+            Finding("history", "history.jsonl", f"unreadable lines skipped: {shown}{tail}")
+        )
+    if fix and any(f.kind == "index" for f in report.findings):
+        rebuilt = vault.reindex()
+        report.fixed.append(f"index rebuilt from {len(rebuilt.added)} notes")
+        report.findings = [f for f in report.findings if f.kind != "index"]
+    return report

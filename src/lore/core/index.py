@@ -1,0 +1,407 @@
+"""The whoosh full-text index of a vault's notes: derived state that can always be rebuilt.
+
+The index lives in `.lore/index` beside a small manifest of `(size, mtime)` per note file. On
+open the manifest is compared with the disk, so notes added, edited or deleted outside Lore
+are picked up without a rebuild; every write through the vault updates both at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from whoosh import index as whoosh_index
+from whoosh import qparser, scoring
+from whoosh.analysis import StemmingAnalyzer
+from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
+from whoosh.highlight import ContextFragmenter, Formatter
+from whoosh.query import NullQuery, Query, Term
+
+from lore.core.notes import Note
+from lore.core.storage import atomic_write_json
+from lore.errors import VaultError
+
+SCHEMA_VERSION = 2
+MATCH_START = "\ue000"
+MATCH_END = "\ue001"
+_FIELD_SYNTAX = re.compile(r"\b(tag|tags|title):", re.IGNORECASE)
+
+
+def _schema() -> Schema:
+    analyzer = StemmingAnalyzer()
+    return Schema(
+        path=ID(stored=True, unique=True),
+        id=ID(stored=True),
+        title=TEXT(stored=True, field_boost=3.0, analyzer=analyzer),
+        title_key=ID,
+        tags=KEYWORD(stored=True, commas=True, lowercase=True, scorable=True, field_boost=2.0),
+        body=TEXT(stored=True, analyzer=analyzer),
+        updated=STORED,
+        trust=ID(stored=True),
+        status=ID(stored=True),
+    )
+
+
+@dataclass
+class SearchHit:
+    path: str
+    id: str
+    title: str
+    score: float
+    snippet: str
+    highlights: list[tuple[int, int]]
+    tags: list[str]
+    updated: str | None
+    trust: str
+    status: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "id": self.id,
+            "title": self.title,
+            "score": round(self.score, 4),
+            "snippet": self.snippet,
+            "tags": self.tags,
+            "updated": self.updated,
+            "trust": self.trust,
+            "status": self.status,
+        }
+
+
+@dataclass
+class ReconcileReport:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    rebuilt: bool = False
+
+    @property
+    def touched(self) -> int:
+        return len(self.added) + len(self.changed) + len(self.removed)
+
+
+class _MarkFormatter(Formatter):
+    """Wraps matched terms in private-use markers that `_spans` turns into offsets."""
+
+    between = " … "
+
+    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
+        return f"{MATCH_START}{self._text(text[token.startchar : token.endchar])}{MATCH_END}"
+
+
+def _spans(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    plain: list[str] = []
+    spans: list[tuple[int, int]] = []
+    length = 0
+    start = 0
+    for char in marked:
+        if char == MATCH_START:
+            start = length
+        elif char == MATCH_END:
+            spans.append((start, length))
+        else:
+            plain.append(char)
+            length += 1
+    return "".join(plain), spans
+
+
+def _is_null(query: Query) -> bool:
+    return query is NullQuery or isinstance(query, type(NullQuery))
+
+
+def _plain_terms(query: str) -> str:
+    """The words of a query with every piece of syntax removed: the fallback parse."""
+    return " ".join(re.findall(r"\w+", _FIELD_SYNTAX.sub(" ", query)))
+
+
+# (relative path, size, mtime_ns) for each note file found on disk.
+FileStat = tuple[str, int, int]
+# Loads a note for indexing; returns None (with a reason) for files that must be skipped.
+NoteLoader = Callable[[str], tuple[Note | None, str | None]]
+
+
+class NoteIndex:
+    def __init__(self, folder: Path, loader: NoteLoader) -> None:
+        self.folder = folder
+        self.manifest_path = folder / "manifest.json"
+        self._loader = loader
+        self._manifest: dict[str, list[Any]] = {}
+        self._index: Any = None
+        self._searcher: Any = None
+        self._parser: qparser.MultifieldParser | None = None
+        self._search_lock = threading.Lock()
+
+    # -- opening -------------------------------------------------------------------------
+
+    def _load_manifest(self) -> bool:
+        try:
+            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
+            return False
+        files = data.get("files")
+        if not isinstance(files, dict):
+            return False
+        self._manifest = files
+        return True
+
+    def _save_manifest(self) -> None:
+        atomic_write_json(self.manifest_path, {"schema": SCHEMA_VERSION, "files": self._manifest})
+
+    def _open_existing(self) -> bool:
+        if not self._load_manifest():
+            return False
+        try:
+            if not whoosh_index.exists_in(str(self.folder)):
+                return False
+            self._index = whoosh_index.open_dir(str(self.folder))
+        except Exception:
+            return False
+        return True
+
+    def open(self, files: Iterable[FileStat], under_lock: Callable[[], Any]) -> ReconcileReport:
+        """Open the index and bring it in line with `files`; takes the lock only to write."""
+        stats = list(files)
+        if self._open_existing():
+            report = self._diff(stats)
+            if report.touched == 0:
+                return report
+            with under_lock():
+                self._load_manifest()
+                return self._apply(self._diff(stats))
+        with under_lock():
+            if self._open_existing():
+                return self._apply(self._diff(stats))
+            return self.rebuild(stats)
+
+    def _diff(self, stats: list[FileStat]) -> ReconcileReport:
+        report = ReconcileReport()
+        on_disk = set()
+        for relpath, size, mtime in stats:
+            on_disk.add(relpath)
+            known = self._manifest.get(relpath)
+            if known is None:
+                report.added.append(relpath)
+            elif known[0] != size or known[1] != mtime:
+                report.changed.append(relpath)
+        report.removed = [path for path in self._manifest if path not in on_disk]
+        self._pending_stats = {relpath: (size, mtime) for relpath, size, mtime in stats}
+        return report
+
+    def _apply(self, report: ReconcileReport) -> ReconcileReport:
+        if report.touched == 0:
+            return report
+        writer = self._index.writer(timeout=30.0)
+        try:
+            for relpath in report.removed:
+                writer.delete_by_term("path", relpath)
+                self._manifest.pop(relpath, None)
+            for relpath in [*report.added, *report.changed]:
+                size, mtime = self._pending_stats[relpath]
+                note, skipped = self._loader(relpath)
+                if note is None:
+                    writer.delete_by_term("path", relpath)
+                    report.skipped[relpath] = skipped or "skipped"
+                else:
+                    writer.update_document(**self._document(note))
+                self._manifest[relpath] = [size, mtime, skipped]
+            writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        self._save_manifest()
+        self._searcher = None
+        return report
+
+    def rebuild(self, files: Iterable[FileStat]) -> ReconcileReport:
+        """Build a fresh index from `files`. The caller holds the vault lock."""
+        stats = list(files)
+        try:
+            if self.folder.exists():
+                shutil.rmtree(self.folder)
+            self.folder.mkdir(parents=True)
+            self._index = whoosh_index.create_in(str(self.folder), _schema())
+        except OSError as exc:
+            raise VaultError(f"cannot create the search index in {self.folder}: {exc.strerror}")
+        self._manifest = {}
+        self._searcher = None
+        report = ReconcileReport(rebuilt=True)
+        writer = self._index.writer(procs=1, limitmb=256)
+        try:
+            for relpath, size, mtime in stats:
+                note, skipped = self._loader(relpath)
+                if note is None:
+                    report.skipped[relpath] = skipped or "skipped"
+                else:
+                    writer.add_document(**self._document(note))
+                    report.added.append(relpath)
+                self._manifest[relpath] = [size, mtime, skipped]
+            writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        self._save_manifest()
+        return report
+
+    # -- single-note updates (the caller holds the vault lock) ---------------------------
+
+    @staticmethod
+    def _document(note: Note) -> dict[str, Any]:
+        return {
+            "path": note.path,
+            "id": note.id,
+            "title": note.title,
+            "title_key": note.title.casefold(),
+            "tags": ",".join(note.tags),
+            "body": note.body,
+            "updated": note.updated,
+            "trust": note.trust,
+            "status": note.status,
+        }
+
+    def upsert(self, note: Note, size: int, mtime_ns: int) -> None:
+        self._load_manifest()
+        writer = self._index.writer(timeout=30.0)
+        try:
+            writer.update_document(**self._document(note))
+            writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        self._manifest[note.path] = [size, mtime_ns, None]
+        self._save_manifest()
+        self._searcher = None
+
+    def remove(self, relpath: str) -> None:
+        self._load_manifest()
+        writer = self._index.writer(timeout=30.0)
+        try:
+            writer.delete_by_term("path", relpath)
+            writer.commit()
+        except BaseException:
+            writer.cancel()
+            raise
+        self._manifest.pop(relpath, None)
+        self._save_manifest()
+        self._searcher = None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def skipped_files(self) -> dict[str, str]:
+        return {path: entry[2] for path, entry in self._manifest.items() if entry[2]}
+
+    def indexed_paths(self) -> set[str]:
+        return {path for path, entry in self._manifest.items() if not entry[2]}
+
+    def _current_searcher(self) -> Any:
+        if self._searcher is None:
+            self._searcher = self._index.searcher(weighting=scoring.BM25F())
+        else:
+            self._searcher = self._searcher.refresh()
+        return self._searcher
+
+    def _query_parser(self) -> qparser.MultifieldParser:
+        if self._parser is None:
+            parser = qparser.MultifieldParser(
+                ["title", "tags", "body"], _schema(), group=qparser.OrGroup.factory(0.9)
+            )
+            parser.add_plugin(qparser.FieldAliasPlugin({"tags": ["tag"]}))
+            parser.remove_plugin_class(qparser.WildcardPlugin)
+            self._parser = parser
+        return self._parser
+
+    def parse(self, text: str) -> Query:
+        parser = self._query_parser()
+        try:
+            query = parser.parse(text)
+        except Exception:
+            query = parser.parse(_plain_terms(text))
+        if query is None or _is_null(query):
+            query = parser.parse(_plain_terms(text))
+        return query
+
+    def search(
+        self,
+        text: str,
+        limit: int = 10,
+        *,
+        status: str | None = None,
+        snippets: bool = True,
+    ) -> list[SearchHit]:
+        if not text.strip():
+            return []
+        query = self.parse(text)
+        restrict = Term("status", status) if status else None
+        with self._search_lock:
+            searcher = self._current_searcher()
+            try:
+                results = searcher.search(query, limit=limit, filter=restrict, terms=snippets)
+            except Exception:
+                results = searcher.search(
+                    self.parse(_plain_terms(text)), limit=limit, filter=restrict, terms=snippets
+                )
+            if snippets:
+                results.fragmenter = ContextFragmenter(maxchars=220, surround=60, charlimit=50_000)
+                results.formatter = _MarkFormatter()
+            hits = []
+            for hit in results:
+                snippet, spans = ("", [])
+                if snippets:
+                    snippet, spans = _spans(hit.highlights("body", top=2) or "")
+                    if not snippet:
+                        snippet = " ".join(hit.get("body", "")[:200].split())
+                tags = hit.get("tags") or ""
+                hits.append(
+                    SearchHit(
+                        path=hit["path"],
+                        id=hit["id"],
+                        title=hit["title"],
+                        score=float(hit.score or 0.0),
+                        snippet=snippet,
+                        highlights=spans,
+                        tags=[tag for tag in tags.split(",") if tag],
+                        updated=hit.get("updated"),
+                        trust=hit.get("trust", ""),
+                        status=hit.get("status", ""),
+                    )
+                )
+            return hits
+
+    def lookup(self, **terms: str) -> list[dict[str, Any]]:
+        """Stored fields of the notes whose exact fields equal `terms` (id, path, title_key)."""
+        with self._search_lock:
+            searcher = self._current_searcher()
+            return [dict(fields) for fields in searcher.documents(**terms)]
+
+    def all_documents(self) -> list[dict[str, Any]]:
+        with self._search_lock:
+            searcher = self._current_searcher()
+            docs = []
+            for fields in searcher.all_stored_fields():
+                fields = dict(fields)
+                fields.pop("body", None)
+                docs.append(fields)
+            return docs
+
+    def close(self) -> None:
+        with self._search_lock:
+            if self._searcher is not None:
+                self._searcher.close()
+                self._searcher = None
+
+    def size_on_disk(self) -> int:
+        total = 0
+        for entry in os.scandir(self.folder):
+            if entry.is_file():
+                total += entry.stat().st_size
+        return total

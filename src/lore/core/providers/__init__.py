@@ -1,0 +1,1 @@
+"""Model providers. `base` holds the contract; each provider module implements it."""

@@ -1,0 +1,174 @@
+"""Durable file primitives: atomic replace, fsynced JSONL appends, torn-line tolerant reads.
+
+Every write Lore makes to a vault goes through these functions so that a reader, or a process
+that crashes half way, only ever sees the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lore.errors import VaultError
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _describe_os_error(action: str, path: Path, exc: OSError) -> VaultError:
+    reason = exc.strerror or str(exc)
+    return VaultError(f"cannot {action} {path}: {reason}")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that readers see the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp_name, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise _describe_os_error("write", path, exc) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_json(path: Path, value: Any) -> None:
+    atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+
+
+def encode_record(record: dict[str, Any]) -> bytes:
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def append_record(path: Path, record: dict[str, Any]) -> None:
+    """Append one JSON record as a single write, then fsync, so a line is whole or absent."""
+    append_raw(path, encode_record(record))
+
+
+def append_raw(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise _describe_os_error("append to", path, exc) from None
+    try:
+        # A torn last line from an earlier crash must not swallow this record.
+        size = os.fstat(fd).st_size
+        if size:
+            with open(path, "rb") as reader:
+                reader.seek(size - 1)
+                if reader.read(1) != b"\n":
+                    data = b"\n" + data
+        written = os.write(fd, data)
+        if written != len(data):
+            raise OSError(28, "short write (disk full?)")
+        os.fsync(fd)
+    except OSError as exc:
+        raise _describe_os_error("append to", path, exc) from None
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class JsonlReport:
+    """What a tolerant JSONL read skipped, so `lore doctor` can tell the user."""
+
+    records: int = 0
+    bad_lines: list[int] = field(default_factory=list)
+    torn_tail: bool = False
+
+
+def iter_records(path: Path, report: JsonlReport | None = None) -> Iterator[dict[str, Any]]:
+    """Yield each JSON object in a JSONL file, skipping garbage lines and a torn last line."""
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with handle:
+        line_number = 0
+        for raw in handle:
+            line_number += 1
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                value = None
+            if not isinstance(value, dict):
+                if report is not None:
+                    report.bad_lines.append(line_number)
+                    report.torn_tail = not raw.endswith(b"\n")
+                continue
+            if report is not None:
+                report.records += 1
+                report.torn_tail = False
+            yield value
+
+
+def read_tail_records(path: Path, count: int, chunk_size: int = 64 * 1024) -> list[dict[str, Any]]:
+    """The last `count` whole records of a JSONL file, read backwards from its end.
+
+    The cost depends on the size of those records, not on the length of the file.
+    """
+    if count <= 0:
+        return []
+    try:
+        handle = open(path, "rb")
+    except FileNotFoundError:
+        return []
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        position = end
+        buffer = b""
+        records: list[dict[str, Any]] = []
+        while position > 0 and len(records) < count:
+            step = min(chunk_size, position)
+            position -= step
+            handle.seek(position)
+            buffer = handle.read(step) + buffer
+            lines = buffer.split(b"\n")
+            # The first piece may be a partial line unless we reached the start of the file.
+            buffer = lines[0] if position > 0 else b""
+            complete = lines[1:] if position > 0 else lines
+            for raw in reversed(complete):
+                if len(records) >= count:
+                    break
+                if not raw.strip():
+                    continue
+                try:
+                    value = json.loads(raw)
+                except (ValueError, UnicodeDecodeError):
+                    continue
+                if isinstance(value, dict):
+                    records.append(value)
+        records.reverse()
+        return records

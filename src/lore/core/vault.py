@@ -1,0 +1,447 @@
+"""The vault: one folder the user owns, holding notes, history and everything Lore keeps.
+
+Data a user would grieve (notes, history, memory, audit, quarantine, raw copies, trash) lives
+in plain files at the top of the vault. Derived state that can be rebuilt (the index, caches,
+the lock) lives under `.lore/`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from lore.config import CONFIG_TEMPLATE, LoreConfig, TrustLevel, load_config
+from lore.core.index import FileStat, NoteIndex, ReconcileReport
+from lore.core.links import link_key, link_targets, rewrite_links
+from lore.core.lock import VaultLock
+from lore.core.notes import Note, Source, new_note_id, parse_note, render_note, utc_now
+from lore.core.slug import slugify, unique_name
+from lore.core.storage import atomic_write_text
+from lore.errors import AmbiguousNote, NoteExists, NoteNotFound, UsageError, VaultError, VaultNotFound
+from lore.paths import CONFIG_FILE_NAME
+
+NOTE_SUFFIXES = (".md", ".markdown")
+_BINARY_PROBE_BYTES = 8192
+
+GITIGNORE = "# Derived state: Lore rebuilds it whenever it is missing.\n.lore/\n"
+
+
+@dataclass(frozen=True)
+class VaultLayout:
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / CONFIG_FILE_NAME
+
+    @property
+    def trust_rules(self) -> Path:
+        return self.root / "trust_rules.yaml"
+
+    @property
+    def notes(self) -> Path:
+        return self.root / "notes"
+
+    @property
+    def history(self) -> Path:
+        return self.root / "history.jsonl"
+
+    @property
+    def metrics(self) -> Path:
+        return self.root / "metrics.jsonl"
+
+    @property
+    def audit(self) -> Path:
+        return self.root / "audit.jsonl"
+
+    @property
+    def memory(self) -> Path:
+        return self.root / "memory"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.root / "quarantine"
+
+    @property
+    def raw(self) -> Path:
+        return self.root / "raw"
+
+    @property
+    def trash(self) -> Path:
+        return self.root / "trash"
+
+    @property
+    def state(self) -> Path:
+        return self.root / ".lore"
+
+    @property
+    def index(self) -> Path:
+        return self.state / "index"
+
+    @property
+    def lock(self) -> Path:
+        return self.state / "lock"
+
+
+@dataclass
+class RenameResult:
+    note: Note
+    relinked: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RemoveResult:
+    note: Note
+    tombstone: Path
+    linked_from: list[str] = field(default_factory=list)
+
+
+def init_vault(root: Path, name: str | None = None) -> Path:
+    """Create a vault folder with a commented lore.yaml; an existing one is left as it is."""
+    root = root.expanduser().resolve()
+    layout = VaultLayout(root)
+    try:
+        layout.notes.mkdir(parents=True, exist_ok=True)
+        if not layout.config.exists():
+            shown = name or root.name or "Lore"
+            atomic_write_text(layout.config, CONFIG_TEMPLATE.format(name=_yaml_scalar(shown)))
+        gitignore = root / ".gitignore"
+        if not gitignore.exists():
+            atomic_write_text(gitignore, GITIGNORE)
+    except OSError as exc:
+        raise VaultError(f"cannot create a vault in {root}: {exc.strerror}") from None
+    return root
+
+
+def _yaml_scalar(text: str) -> str:
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
+
+
+class Vault:
+    """Notes on disk plus their index, written atomically under the vault lock."""
+
+    def __init__(self, root: Path, config: LoreConfig) -> None:
+        self.root = root
+        self.layout = VaultLayout(root)
+        self.config = config
+        self.warnings: list[str] = []
+        self._lock = VaultLock(self.layout.lock)
+        self._index: NoteIndex | None = None
+        self.last_reconcile: ReconcileReport | None = None
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, root: Path, *, create: bool = False) -> Vault:
+        root = root.expanduser().resolve()
+        if not root.exists():
+            if not create:
+                raise VaultNotFound(f"no vault at {root} (create one with: lore init {root})")
+            init_vault(root)
+        if not root.is_dir():
+            raise VaultNotFound(f"{root} is not a folder")
+        if not os.access(root, os.R_OK | os.X_OK):
+            raise VaultError(f"the vault {root} cannot be read (permission denied)")
+        config = load_config(VaultLayout(root).config)
+        return cls(root, config)
+
+    @property
+    def name(self) -> str:
+        return self.config.vault.name or self.root.name
+
+    def lock(self) -> AbstractContextManager[None]:
+        return self._lock.hold()
+
+    def ensure_writable(self) -> None:
+        if not os.access(self.root, os.W_OK):
+            raise VaultError(f"the vault {self.root} is read-only; nothing was changed")
+
+    # -- files -----------------------------------------------------------------------------
+
+    def relpath(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def resolve_inside(self, relpath: str) -> Path:
+        """The absolute path of `relpath`, refusing anything that would leave the vault."""
+        pure = PurePosixPath(relpath)
+        if pure.is_absolute() or ".." in pure.parts or "\x00" in relpath:
+            raise UsageError(f"{relpath!r} is not a path inside the vault")
+        path = self.root / pure
+        if not path.resolve().is_relative_to(self.root):
+            raise UsageError(f"{relpath!r} points outside the vault")
+        return path
+
+    def scan_note_files(self) -> list[FileStat]:
+        """Every Markdown file under notes/ with its size and mtime, hidden folders skipped."""
+        found: list[FileStat] = []
+        notes_dir = self.layout.notes
+        if not notes_dir.is_dir():
+            return found
+        prefix_len = len(str(self.root)) + 1
+        stack = [str(notes_dir)]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = os.scandir(folder)
+            except OSError as exc:
+                self.warnings.append(f"cannot read folder {folder}: {exc.strerror}")
+                continue
+            with entries:
+                for entry in entries:
+                    if entry.name.startswith("."):
+                        continue
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        elif entry.name.endswith(NOTE_SUFFIXES) and entry.is_file():
+                            info = entry.stat()
+                            relpath = entry.path[prefix_len:].replace(os.sep, "/")
+                            found.append((relpath, info.st_size, info.st_mtime_ns))
+                    except OSError:
+                        continue
+        found.sort()
+        return found
+
+    def load_note(self, relpath: str) -> tuple[Note | None, str | None]:
+        """Read one note; (None, reason) for a file that must be skipped (binary, huge, gone)."""
+        path = self.root / relpath
+        try:
+            size = path.stat().st_size
+            if size > self.config.vault.max_note_bytes:
+                return None, f"larger than {self.config.vault.max_note_bytes:,} bytes"
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            return None, f"cannot be read ({exc.strerror})"
+        if b"\x00" in data[:_BINARY_PROBE_BYTES]:
+            return None, "binary file"
+        try:
+            text = data.decode("utf-8")
+            invalid = False
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", errors="replace")
+            invalid = True
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        note = parse_note(text, relpath)
+        if invalid:
+            note.problems.append("invalid UTF-8 (read with replacement characters)")
+        return note, None
+
+    def read_note(self, relpath: str) -> Note:
+        note, reason = self.load_note(relpath)
+        if note is None:
+            raise VaultError(f"{relpath}: {reason}")
+        return note
+
+    def iter_notes(self) -> Iterator[Note]:
+        for relpath, _, _ in self.scan_note_files():
+            note, reason = self.load_note(relpath)
+            if note is not None:
+                yield note
+
+    # -- the index -------------------------------------------------------------------------
+
+    @property
+    def index(self) -> NoteIndex:
+        if self._index is None:
+            index = NoteIndex(self._index_folder(), self.load_note)
+            self.last_reconcile = index.open(self.scan_note_files(), self.lock)
+            for relpath, reason in self.last_reconcile.skipped.items():
+                self.warnings.append(f"skipped {relpath}: {reason}")
+            self._index = index
+        return self._index
+
+    def _index_folder(self) -> Path:
+        state = self.layout.state
+        try:
+            state.mkdir(exist_ok=True)
+            if os.access(state, os.W_OK):
+                return self.layout.index
+        except OSError:
+            pass
+        # A read-only vault can still be searched: keep its index in the user's cache.
+        import hashlib
+
+        from lore.paths import user_dirs
+
+        key = hashlib.sha1(str(self.root).encode()).hexdigest()[:16]
+        self._lock = VaultLock(user_dirs().cache / f"lock-{key}")
+        return user_dirs().cache / f"index-{key}"
+
+    def reconcile(self) -> ReconcileReport:
+        """Pick up changes other processes or editors made since the index was opened."""
+        if self._index is None:
+            _ = self.index
+            assert self.last_reconcile is not None
+            return self.last_reconcile
+        self.last_reconcile = self._index.open(self.scan_note_files(), self.lock)
+        return self.last_reconcile
+
+    def reindex(self) -> ReconcileReport:
+        with self.lock():
+            index = NoteIndex(self._index_folder(), self.load_note)
+            report = index.rebuild(self.scan_note_files())
+        if self._index is not None:
+            self._index.close()
+        self._index = index
+        self.last_reconcile = report
+        return report
+
+    # -- finding notes -----------------------------------------------------------------------
+
+    def find(self, ref: str) -> Note:
+        """A note by id, exact title (case-insensitive) or path inside the vault."""
+        ref = ref.strip()
+        if not ref:
+            raise UsageError("name a note by its title, id or path")
+        index = self.index
+        for terms in ({"id": ref}, {"title_key": ref.casefold()}, {"path": ref}):
+            matches = index.lookup(**terms)
+            if len(matches) == 1:
+                return self.read_note(matches[0]["path"])
+            if len(matches) > 1:
+                paths = ", ".join(sorted(match["path"] for match in matches))
+                raise AmbiguousNote(f"{len(matches)} notes match {ref!r}: {paths}; use a path or id")
+        raise NoteNotFound(f"no note titled {ref!r} (try: lore search {ref})")
+
+    def title_taken(self, title: str) -> str | None:
+        matches = self.index.lookup(title_key=title.casefold())
+        return matches[0]["path"] if matches else None
+
+    def backlinks(self, title: str) -> list[str]:
+        """Paths of notes whose body links to `title`."""
+        key = link_key(title)
+        candidates = self.index.search(f'"{title}"', limit=10_000, snippets=False)
+        linking = []
+        for hit in candidates:
+            note, _ = self.load_note(hit.path)
+            if note and any(link_key(target) == key for target in link_targets(note.body)):
+                linking.append(note.path)
+        return sorted(set(linking))
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def _write(self, note: Note) -> Note:
+        """Write `note` atomically and update the index. The caller holds the lock."""
+        path = self.resolve_inside(note.path)
+        atomic_write_text(path, render_note(note))
+        info = path.stat()
+        self.index.upsert(note, info.st_size, info.st_mtime_ns)
+        return note
+
+    def save(self, note: Note) -> Note:
+        """Write a changed note back. Refuses to rewrite a file whose front matter is broken."""
+        self.ensure_writable()
+        if not note.writable:
+            raise VaultError(
+                f"{note.path} has broken front matter (line {note.problem_line}); "
+                "fix it by hand first, Lore will not overwrite it"
+            )
+        with self.lock():
+            note.updated = utc_now()
+            return self._write(note)
+
+    def create_note(
+        self,
+        title: str,
+        body: str = "",
+        *,
+        tags: list[str] | None = None,
+        sources: list[Source] | None = None,
+        trust: TrustLevel = "trusted",
+        folder: str = "",
+        extra: dict[str, object] | None = None,
+    ) -> Note:
+        title = " ".join(title.split())
+        if not title:
+            raise UsageError("a note needs a title")
+        self.ensure_writable()
+        with self.lock():
+            taken_by = self.title_taken(title)
+            if taken_by:
+                raise NoteExists(f"a note titled {title!r} already exists: {taken_by}")
+            target_dir = self.layout.notes
+            if folder:
+                target_dir = self.resolve_inside(f"notes/{folder.strip('/')}")
+            target_dir.mkdir(parents=True, exist_ok=True)
+            name = unique_name(slugify(title), lambda name: (target_dir / name).exists())
+            now = utc_now()
+            note = Note(
+                path=self.relpath(target_dir / name),
+                id=new_note_id(),
+                title=title,
+                body=body,
+                tags=sorted({tag.strip().lstrip("#").lower() for tag in tags or [] if tag.strip()}),
+                created=now,
+                updated=now,
+                sources=list(sources or []),
+                trust=trust,
+                status="active",
+                extra=dict(extra or {}),
+            )
+            return self._write(note)
+
+    def rename_note(self, ref: str, new_title: str) -> RenameResult:
+        """Give a note a new title and file name, and rewrite every link that pointed to it."""
+        new_title = " ".join(new_title.split())
+        if not new_title:
+            raise UsageError("the new title is empty")
+        self.ensure_writable()
+        with self.lock():
+            note = self.find(ref)
+            if not note.writable:
+                raise VaultError(f"{note.path} has broken front matter; fix it before renaming")
+            taken_by = self.title_taken(new_title)
+            if taken_by and taken_by != note.path:
+                raise NoteExists(f"a note titled {new_title!r} already exists: {taken_by}")
+            old_title, old_path = note.title, note.path
+            linking = self.backlinks(old_title)
+            folder = self.resolve_inside(old_path).parent
+            old_name = PurePosixPath(old_path).name
+            name = unique_name(
+                slugify(new_title),
+                lambda name: name != old_name and (folder / name).exists(),
+            )
+            note.title = new_title
+            note.path = self.relpath(folder / name)
+            note.updated = utc_now()
+            self._write(note)
+            if note.path != old_path:
+                self.resolve_inside(old_path).unlink(missing_ok=True)
+                self.index.remove(old_path)
+            result = RenameResult(note=note)
+            for relpath in linking:
+                linker = note if relpath == old_path else self.read_note(relpath)
+                body, count = rewrite_links(linker.body, old_title, new_title)
+                if count and linker.writable:
+                    linker.body = body
+                    linker.updated = utc_now()
+                    self._write(linker)
+                    result.relinked[linker.path] = count
+            return result
+
+    def remove_note(self, ref: str) -> RemoveResult:
+        """Move a note to trash/ (a tombstone copy) and report the notes that linked to it."""
+        self.ensure_writable()
+        with self.lock():
+            note = self.find(ref)
+            source = self.resolve_inside(note.path)
+            stamp = utc_now().replace(":", "").replace("-", "")
+            tombstone = self.layout.trash / f"{stamp}-{PurePosixPath(note.path).name}"
+            tombstone.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(tombstone, source.read_text(encoding="utf-8", errors="replace"))
+            linked_from = [path for path in self.backlinks(note.title) if path != note.path]
+            source.unlink()
+            self.index.remove(note.path)
+            return RemoveResult(note=note, tombstone=tombstone, linked_from=linked_from)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+
