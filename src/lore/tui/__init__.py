@@ -1,0 +1,1 @@
+"""The full-screen Textual app: a thin face over `lore.core`."""
