@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,11 @@ TRUST_STYLE = {"trusted": "green", "semi-trusted": "yellow", "untrusted": "red"}
 
 
 def register(subparsers: Any) -> None:
+    summary = subparsers.add_parser(
+        "summary", help="print the vault summary (what `lore` shows when not in a terminal)"
+    )
+    summary.set_defaults(func=cmd_summary)
+
     init = subparsers.add_parser("init", help="create a new vault with a commented lore.yaml")
     init.add_argument("path", nargs="?", default=".", help="folder for the vault (default: .)")
     init.add_argument("--name", help="the vault's display name")
@@ -126,6 +131,12 @@ def _hit_snippet(hit: SearchHit) -> Text:
 
 
 def default_action(ctx: Context) -> int:
+    """`lore` alone: the full-screen app in a terminal, the summary when piped or scripted."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        from lore.tui.app import run_app
+
+        run_app(ctx.vault)
+        return 0
     return cmd_summary(ctx)
 
 

@@ -1,0 +1,390 @@
+"""The full-screen app: a header, five panes in tabs, a footer, and the work that feeds them.
+
+The first screen is composed without touching the disk beyond the theme files: the note
+index is opened, the quarantine counted and the vault watched in thread workers afterwards.
+Panes other than Ask are mounted lazily, just after the first screen is shown.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.lazy import Lazy
+from textual.theme import Theme
+from textual.widget import Widget
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.worker import Worker, get_current_worker
+
+from lore.core.changes import VaultWatcher
+from lore.core.providers.base import Provider
+from lore.core.themes import DEFAULT_THEME, remember_theme, remembered_theme
+from lore.core.vault import Vault
+from lore.errors import LoreError
+from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
+from lore.tui.palette import LoreCommands, PaletteCommand
+from lore.tui.panes.pane_support import report_worker_failure
+from lore.tui.theming import load_textual_themes, lore_variable_defaults
+from lore.tui.widgets.header import LoreHeader
+from lore.tui.widgets.help_screen import HelpScreen
+from lore.tui.widgets.meter import ContextMeter
+
+POLL_SECONDS = 2.0
+
+# (pane id, tab label, "module:Class"); the order is the order of the tabs and number keys.
+PANES: tuple[tuple[str, str, str], ...] = (
+    ("ask", "Ask", "lore.tui.panes.ask:AskPane"),
+    ("history", "History", "lore.tui.panes.history:HistoryPane"),
+    ("metrics", "Metrics", "lore.tui.panes.metrics:MetricsPane"),
+    ("quarantine", "Quarantine", "lore.tui.panes.quarantine:QuarantinePane"),
+    ("notes", "Notes", "lore.tui.panes.notes:NotesPane"),
+)
+
+APP_HELP = """\
+Lore answers questions from the notes in this vault and keeps every turn.
+
+**Panes:** `1` Ask · `2` History · `3` Metrics · `4` Quarantine · `5` Notes (Alt with the
+number works while typing). **Ctrl+P** opens the command palette: panes, themes, notes and
+the focused pane's actions. **Ctrl+Q** quits.
+
+Keys can be remapped in `lore.yaml` under `keymap:`, by the id shown in the table below.
+"""
+
+
+def _pane_bindings() -> list[BindingType]:
+    bindings: list[BindingType] = []
+    for number, (pane_id, label, _) in enumerate(PANES, 1):
+        bindings.append(
+            Binding(
+                f"{number},alt+{number}",
+                f"show_pane('{pane_id}')",
+                label,
+                show=False,
+                id=f"app.pane.{pane_id}",
+                tooltip=f"Show the {label} pane",
+            )
+        )
+    return bindings
+
+
+def pane_class(spec: str) -> type[Widget]:
+    module_name, _, class_name = spec.partition(":")
+    return getattr(importlib.import_module(module_name), class_name)  # type: ignore[no-any-return]
+
+
+class LoreApp(App[None]):
+    CSS_PATH = "lore.tcss"
+    TITLE = "Lore"
+    COMMANDS: ClassVar[set[Any]] = {LoreCommands}
+    PANE_LABELS: ClassVar[dict[str, str]] = {pane_id: label for pane_id, label, _ in PANES}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *_pane_bindings(),
+        Binding("f1", "help", "Help", id="app.help", tooltip="Help for the focused pane"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave Lore"),
+    ]
+
+    def __init__(self, vault: Vault, provider: Provider | None = None) -> None:
+        super().__init__()
+        self.vault = vault
+        self._provider = provider
+        self.watcher = VaultWatcher(vault)
+        self.quarantine_count: int | None = None
+        self._lore_themes: list[str] = []
+        # Theme files are tiny and decide how the first screen looks, so they are read here,
+        # before the first frame, rather than swapping colours a moment after it.
+        themes, self._theme_problems = load_textual_themes()
+        for theme in themes:
+            self.register_theme(theme)
+            self._lore_themes.append(theme.name)
+        self._initial_theme = self._pick_theme()
+        self.theme = self._initial_theme
+
+    # -- composition -------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        settings = self.vault.config
+        provider_name = self._provider.name if self._provider else settings.provider.name
+        model = self._provider.model if self._provider else settings.provider.model
+        yield LoreHeader(self.vault.name, provider_name, model, settings.ask.budget_tokens)
+        with TabbedContent(initial="ask", id="panes"):
+            for number, (pane_id, label, spec) in enumerate(PANES, 1):
+                with TabPane(self._tab_label(number, label), id=pane_id):
+                    widget = self._make_pane(pane_id, spec)
+                    # Only the first pane is needed for the first screen; the others mount
+                    # right after it.
+                    yield widget if pane_id == "ask" else Lazy(widget)
+        yield Footer()
+
+    def _make_pane(self, pane_id: str, spec: str) -> Widget:
+        try:
+            cls = pane_class(spec)
+        except (ImportError, AttributeError):
+            return Static(
+                f"The {self.PANE_LABELS[pane_id]} pane is not part of this build.",
+                classes="pane-unavailable",
+                id=f"{pane_id}-pane",
+            )
+        return cls(self.vault, id=f"{pane_id}-pane")  # type: ignore[call-arg,arg-type]
+
+    @staticmethod
+    def _tab_label(number: int, label: str, count: int | None = None) -> str:
+        suffix = f" ({count:,})" if count is not None else ""
+        return f"{number} {label}{suffix}"
+
+    def on_mount(self) -> None:
+        for problem in self._theme_problems:
+            self.notify(problem, title="Theme not loaded", severity="warning", timeout=8)
+        self.theme_changed_signal.subscribe(self, self._remember_theme_choice)
+        self._apply_keymap(self.vault.config.keymap)
+        self._open_index()
+        self._count_quarantine()
+        self._watch_vault()
+
+    # -- providers and data the panes share -------------------------------------------------
+
+    @property
+    def provider(self) -> Provider:
+        """The model provider, made from the vault's settings the first time it is needed."""
+        if self._provider is None:
+            from lore.core.providers.factory import make_provider
+
+            self._provider = make_provider(self.vault.config.provider)
+        return self._provider
+
+    def note_documents(self) -> list[dict[str, Any]]:
+        """Stored fields of every note (call from a worker thread: it may open the index)."""
+        return self.vault.index.all_documents()
+
+    # -- panes -------------------------------------------------------------------------------
+
+    @property
+    def tabs(self) -> TabbedContent:
+        return self.query_one("#panes", TabbedContent)
+
+    @property
+    def active_pane(self) -> str:
+        return self.tabs.active
+
+    def pane(self, pane_id: str) -> Widget | None:
+        try:
+            return self.query_one(f"#{pane_id}-pane")
+        except Exception:
+            return None
+
+    def action_show_pane(self, pane_id: str) -> None:
+        self.show_pane(pane_id)
+
+    def show_pane(self, pane_id: str) -> None:
+        if pane_id not in self.PANE_LABELS:
+            self.notify(f"no pane named {pane_id!r}", severity="warning")
+            return
+        self.tabs.active = pane_id
+        self.call_after_refresh(self._focus_pane, pane_id)
+
+    def _focus_pane(self, pane_id: str) -> None:
+        widget = self.pane(pane_id)
+        if widget is None:
+            return
+        focus_default = getattr(widget, "focus_default", None)
+        if callable(focus_default):
+            focus_default()
+            return
+        for child in widget.query("*"):
+            if child.focusable:
+                child.focus()
+                return
+
+    def pane_commands(self) -> list[PaletteCommand]:
+        """The active pane's own palette entries, if it offers any."""
+        widget = self.pane(self.active_pane)
+        offer = getattr(widget, "palette_commands", None)
+        return list(offer()) if callable(offer) else []
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.pane.id:
+            self.call_after_refresh(self._focus_pane, event.pane.id)
+
+    def open_note(self, ref: str) -> None:
+        self.show_pane("notes")
+        self.call_after_refresh(self._open_in_notes, ref)
+
+    def _open_in_notes(self, ref: str) -> None:
+        widget = self.pane("notes")
+        opener = getattr(widget, "open_note", None)
+        if callable(opener):
+            opener(ref)
+
+    def on_open_note(self, message: OpenNote) -> None:
+        message.stop()
+        self.open_note(message.ref)
+
+    def on_ask_question(self, message: AskQuestion) -> None:
+        message.stop()
+        self.show_pane("ask")
+        widget = self.pane("ask")
+        put = getattr(widget, "put_question", None)
+        if callable(put):
+            put(message.question, submit=message.submit)
+
+    def set_context_usage(self, used: int | None) -> None:
+        self.query_one(ContextMeter).set_usage(used, self.vault.config.ask.budget_tokens)
+
+    # -- help --------------------------------------------------------------------------------
+
+    def focused_pane(self) -> Widget | None:
+        node = self.focused
+        while node is not None:
+            if isinstance(getattr(type(node), "HELP", None), str):
+                return node
+            node = node.parent  # type: ignore[assignment]
+        return self.pane(self.active_pane)
+
+    def action_help(self) -> None:
+        widget = self.focused_pane()
+        pane_help = getattr(type(widget), "HELP", "") if widget is not None else ""
+        title = self.PANE_LABELS.get(self.active_pane, "Lore")
+        parts = [f"# {title}", pane_help.strip() or "", "## Lore", APP_HELP, self._keys_table()]
+        self.push_screen(HelpScreen("\n\n".join(part for part in parts if part)))
+
+    def _keys_table(self) -> str:
+        rows = ["| Key | Action | Id |", "|---|---|---|"]
+        seen: set[str] = set()
+        for key, active in self.active_bindings.items():
+            binding = active.binding
+            if binding.system or not (binding.description or binding.tooltip):
+                continue
+            if (binding.id or binding.action) in seen:
+                continue
+            seen.add(binding.id or binding.action)
+            shown = self.get_key_display(binding)
+            what = (binding.tooltip or binding.description).replace("|", "\\|")
+            rows.append(f"| `{shown or key}` | {what} | {binding.id or ''} |")
+        return "\n".join(rows) if len(rows) > 2 else ""
+
+    # -- themes ------------------------------------------------------------------------------
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return lore_variable_defaults(self.current_theme)
+
+    def _pick_theme(self) -> str:
+        wanted = [remembered_theme(), self.vault.config.ui.theme, DEFAULT_THEME]
+        for name in wanted:
+            if name and name in self.available_themes:
+                return name
+        return "textual-dark"
+
+    def lore_theme_names(self) -> list[str]:
+        return sorted(self.available_themes)
+
+    def apply_theme(self, name: str) -> bool:
+        if name not in self.available_themes:
+            names = ", ".join(sorted(self._lore_themes))
+            self.notify(f"no theme named {name!r} (try: {names})", severity="warning")
+            return False
+        self.theme = name
+        return True
+
+    def _remember_theme_choice(self, theme: Theme) -> None:
+        self._save_theme(theme.name)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="theme")
+    def _save_theme(self, name: str) -> None:
+        remember_theme(name)
+
+    # -- keymap ------------------------------------------------------------------------------
+
+    def _apply_keymap(self, keymap: dict[str, str]) -> None:
+        if not keymap:
+            return
+        known = set(self.known_binding_ids())
+        unknown = sorted(set(keymap) - known)
+        if unknown:
+            self.notify(
+                f"lore.yaml keymap: unknown binding id {unknown[0]!r}"
+                + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""),
+                severity="warning",
+                timeout=8,
+            )
+        self.set_keymap({key: value for key, value in keymap.items() if key in known})
+
+    def known_binding_ids(self) -> Iterable[str]:
+        classes: list[type[Any]] = [type(self), HelpScreen]
+        for _, _, spec in PANES:
+            try:
+                classes.append(pane_class(spec))
+            except (ImportError, AttributeError):
+                continue
+        for node in self.screen.walk_children(with_self=True):
+            classes.append(type(node))
+        for cls in classes:
+            for klass in cls.__mro__:
+                for binding in klass.__dict__.get("BINDINGS", []):
+                    if isinstance(binding, Binding) and binding.id:
+                        yield binding.id
+
+    # -- background work ---------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="index")
+    def _open_index(self) -> None:
+        _ = self.vault.index
+        if self.vault.last_reconcile and self.vault.last_reconcile.touched:
+            self.call_from_thread(self.broadcast_change, frozenset({"notes"}))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="quarantine-count")
+    def _count_quarantine(self) -> None:
+        from lore.core.quarantine import Quarantine
+
+        count = Quarantine(self.vault).count()
+        self.call_from_thread(self._show_quarantine_count, count)
+
+    def _show_quarantine_count(self, count: int) -> None:
+        self.quarantine_count = count
+        number = [pane_id for pane_id, _, _ in PANES].index("quarantine") + 1
+        self.tabs.get_tab("quarantine").label = self._tab_label(number, "Quarantine", count)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="watch")
+    def _watch_vault(self) -> None:
+        worker = get_current_worker()
+        self.watcher.poll()
+        while not worker.is_cancelled:
+            deadline = time.monotonic() + POLL_SECONDS
+            while time.monotonic() < deadline and not worker.is_cancelled:
+                time.sleep(0.1)
+            if worker.is_cancelled:
+                return
+            try:
+                changed = self.watcher.poll()
+            except LoreError:
+                continue
+            if changed:
+                self.call_from_thread(self.broadcast_change, changed)
+
+    def broadcast_change(self, kinds: frozenset[str]) -> None:
+        """Tell every pane what changed on disk; each refreshes only what it shows."""
+        for pane_id, _, _ in PANES:
+            widget = self.pane(pane_id)
+            if widget is not None:
+                widget.post_message(VaultChanged(kinds))
+        if "quarantine" in kinds or "audit" in kinds:
+            self._count_quarantine()
+
+    def on_vault_changed(self, message: VaultChanged) -> None:
+        # Panes' copies bubble up to here once handled; nothing more to do.
+        message.stop()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Panes report their own workers' failures; this reports the app's.
+        if event.worker.node is self:
+            report_worker_failure(self, event.worker, event.state)  # type: ignore[arg-type]
+
+
+def run_app(vault: Vault, provider: Provider | None = None) -> None:
+    LoreApp(vault, provider).run()
+
+
+__all__ = ["PANES", "LoreApp", "run_app"]

@@ -1,0 +1,1 @@
+"""Small widgets the app's frame and panes share."""

@@ -1,0 +1,29 @@
+"""The app's one-line header: vault, provider and model, and the context meter."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Static
+
+from lore.tui.widgets.meter import ContextMeter
+
+
+class LoreHeader(Horizontal):
+    def __init__(self, vault_name: str, provider: str, model: str, budget: int) -> None:
+        super().__init__(id="lore-header")
+        self.vault_name = vault_name
+        self.provider_label = f"{provider} · {model}" if model else provider
+        self.budget = budget
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"Lore · {self.vault_name}", id="header-vault", markup=False)
+        yield Static(self.provider_label, id="header-model", markup=False)
+        yield Static("", id="header-spacer")
+        meter = ContextMeter(id="context-meter")
+        meter.budget = self.budget
+        yield meter
+
+    def set_model(self, provider: str, model: str) -> None:
+        self.provider_label = f"{provider} · {model}" if model else provider
+        self.query_one("#header-model", Static).update(self.provider_label)
