@@ -1,0 +1,105 @@
+"""What only OpenAI-compatible servers do: keys from the environment, usage events, URL roots."""
+
+from __future__ import annotations
+
+import pytest
+
+from lore.config import ProviderSettings
+from lore.core.providers.base import ChatMessage, collect
+from lore.core.providers.openai_compat import OpenAICompatProvider, chat_completions_url
+from lore.errors import ProviderAuthError, ProviderError
+from servers import FakeModelServer, Script, fake_server
+
+__all__ = ["fake_server"]
+
+QUESTION = [ChatMessage("user", "hello")]
+SECRET = "sk-test-0123456789"
+
+
+def openai(url: str, **overrides: object) -> OpenAICompatProvider:
+    values: dict[str, object] = {"name": "openai", "model": "gpt-test", "base_url": url}
+    values.update(overrides)
+    return OpenAICompatProvider(ProviderSettings.model_validate(values))
+
+
+async def test_key_is_read_from_the_variable_named_in_the_config(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LOCAL_LLM_KEY", SECRET)
+    with FakeModelServer(api_key=SECRET) as server:
+        reply = await collect(openai(server.url, api_key_env="LOCAL_LLM_KEY"), QUESTION)
+        assert reply.text == "Hello, world."
+        assert server.chat_requests[0].headers["Authorization"] == f"Bearer {SECRET}"
+
+
+async def test_refused_key_names_the_variable_and_never_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LOCAL_LLM_KEY", "sk-wrong-key")
+    with FakeModelServer(api_key=SECRET) as server, pytest.raises(ProviderAuthError) as caught:
+        await collect(openai(server.url, api_key_env="LOCAL_LLM_KEY"), QUESTION)
+    message = str(caught.value)
+    assert "401" in message
+    assert "LOCAL_LLM_KEY" in message
+    assert "sk-wrong-key" not in message
+
+
+async def test_missing_key_for_a_server_that_wants_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOCAL_LLM_KEY", raising=False)
+    with FakeModelServer(api_key=SECRET) as server:
+        with pytest.raises(ProviderAuthError, match="set the environment variable LOCAL_LLM_KEY"):
+            await collect(openai(server.url, api_key_env="LOCAL_LLM_KEY"), QUESTION)
+        assert "Authorization" not in server.chat_requests[0].headers
+
+
+async def test_hosted_api_without_a_key_fails_before_sending(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    provider = OpenAICompatProvider(ProviderSettings(name="openai", model="gpt-4o-mini"))
+    with pytest.raises(ProviderAuthError, match="OPENAI_API_KEY"):
+        await collect(provider, QUESTION)
+
+
+async def test_usage_is_asked_for_and_reported(fake_server: FakeModelServer) -> None:
+    reply = await collect(openai(fake_server.url), QUESTION)
+    assert fake_server.chat_requests[0].body["stream_options"] == {"include_usage": True}
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (42, 4)
+
+
+async def test_server_that_rejects_stream_options_is_asked_again_without() -> None:
+    with FakeModelServer(reject_stream_options=True) as server:
+        provider = openai(server.url)
+        reply = await collect(provider, QUESTION)
+        assert reply.text == "Hello, world."
+        assert reply.usage.prompt_tokens is None
+        assert [("stream_options" in r.body) for r in server.chat_requests] == [True, False]
+        # It remembers, so later asks do not pay for the refusal again.
+        await collect(provider, QUESTION)
+        assert len(server.chat_requests) == 3
+
+
+async def test_server_that_ignores_streaming_still_answers(fake_server: FakeModelServer) -> None:
+    fake_server.reply(Script(pieces=["All ", "at once."], whole_json=True))
+    reply = await collect(openai(fake_server.url), QUESTION)
+    assert reply.text == "All at once."
+    assert reply.usage.completion_tokens == 4
+
+
+async def test_wrong_path_points_at_the_base_url(fake_server: FakeModelServer) -> None:
+    with pytest.raises(ProviderError, match=r"provider\.base_url"):
+        await collect(openai(f"{fake_server.url}/api/v2"), QUESTION)
+
+
+@pytest.mark.parametrize(
+    ("base_url", "expected"),
+    [
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080/v1/chat/completions"),
+        ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/v1/chat/completions"),
+        ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080/v1/chat/completions"),
+        ("https://openrouter.ai/api/v1/", "https://openrouter.ai/api/v1/chat/completions"),
+        ("http://h/v1/chat/completions", "http://h/v1/chat/completions"),
+    ],
+)
+def test_chat_url_from_base_url(base_url: str, expected: str) -> None:
+    assert chat_completions_url(base_url) == expected
