@@ -1,0 +1,413 @@
+"""The Notes pane: the vault as a tree by folder and by tag, a Markdown viewer with backlinks,
+search as you type, and keys to edit a note in $EDITOR or start a new one."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import ClassVar
+from urllib.parse import quote
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Input, Label, Markdown, OptionList, Static, Tree
+from textual.widgets.option_list import Option
+from textual.worker import Worker, get_current_worker
+
+from lore.core.index import SearchHit
+from lore.core.links import WIKI_LINK
+from lore.core.notes import Note
+from lore.core.vault import Vault
+from lore.tui.messages import VaultChanged
+from lore.tui.panes.pane_support import report_worker_failure, run_editor
+from lore.tui.widgets.notes_new_note import NewNoteScreen
+from lore.tui.widgets.notes_tree import NotesCatalog, NotesTree, TreeEntry
+
+NOTE_LINK_SCHEME = "note:"
+SEARCH_DELAY_S = 0.2
+PREVIEW_DELAY_S = 0.15
+SEARCH_LIMIT = 50
+_HEADING = re.compile(r"^\s*#\s")
+
+
+def wiki_links_as_markdown(body: str) -> str:
+    """Turn `[[Target#Section|alias]]` into Markdown links the viewer can follow."""
+
+    def replace(match: re.Match[str]) -> str:
+        target = match.group(1).strip()
+        shown = (match.group(3) or "|")[1:].strip() or target
+        shown = shown.replace("[", "(").replace("]", ")")
+        return f"[{shown}]({NOTE_LINK_SCHEME}{quote(target)})"
+
+    return WIKI_LINK.sub(replace, body)
+
+
+@dataclass
+class NoteView:
+    note: Note
+    backlinks: list[tuple[str, str]] = field(default_factory=list)  # (path, title)
+
+
+def _document_for(note: Note) -> str:
+    body = wiki_links_as_markdown(note.body)
+    if not _HEADING.match(body):
+        body = f"# {note.title}\n\n{body}"
+    return body
+
+
+def _meta_line(note: Note) -> Text:
+    parts: list[Text] = [Text(note.trust, style="bold")]
+    if note.status != "active":
+        parts.append(Text(note.status, style="italic"))
+    if note.tags:
+        parts.append(Text(" ".join(f"#{tag}" for tag in note.tags)))
+    for source in note.sources[:3]:
+        parts.append(Text(f"source: {source.title or source.uri}"))
+    if len(note.sources) > 3:
+        parts.append(Text(f"+{len(note.sources) - 3} sources"))
+    if note.updated:
+        parts.append(Text(f"updated {note.updated}"))
+    parts.append(Text(note.path, style="dim"))
+    for problem in note.problems:
+        parts.append(Text(f"⚠ {problem}", style="bold"))
+    return Text(" · ").join(parts)
+
+
+class NotesPane(Vertical):
+    """Browse, search, read, edit and create notes."""
+
+    HELP: ClassVar[str] = """\
+## Notes
+
+Browse the vault **by folder** or **by tag** on the left; the highlighted note shows on
+the right with the notes that link to it (**backlinks**).
+
+| Key | Does |
+|---|---|
+| `/` | Search as you type (full text, titles count most) |
+| `Esc` | Clear the search and go back to the tree |
+| `Enter` | Open the highlighted note, result or backlink |
+| `e` | Open the note in `$EDITOR`; Lore reindexes it when the editor closes |
+| `n` | New note: asks for a title, creates it, opens your editor |
+| `b` | Jump to the backlinks list |
+
+Links between notes (`[[Title]]`) are clickable in the viewer.
+Changes made by other programs appear here without a restart.
+"""
+
+    DEFAULT_CSS = """
+    NotesPane {
+        height: 1fr;
+    }
+    NotesPane #notes-search {
+        margin: 0 0 1 0;
+    }
+    NotesPane #notes-body {
+        height: 1fr;
+    }
+    NotesPane #notes-side {
+        width: 38;
+        min-width: 24;
+        border-right: vkey $primary 30%;
+    }
+    NotesPane #notes-tree, NotesPane #notes-results {
+        height: 1fr;
+        border: none;
+        background: $surface;
+    }
+    NotesPane #notes-results {
+        display: none;
+    }
+    NotesPane.-searching #notes-results {
+        display: block;
+    }
+    NotesPane.-searching #notes-tree {
+        display: none;
+    }
+    NotesPane #notes-main {
+        padding: 0 1;
+    }
+    NotesPane #notes-meta {
+        color: $text-muted;
+        height: auto;
+    }
+    NotesPane #notes-meta.trust-untrusted {
+        color: $error;
+    }
+    NotesPane #notes-meta.trust-semi-trusted {
+        color: $warning;
+    }
+    NotesPane #notes-scroll {
+        height: 1fr;
+    }
+    NotesPane #notes-backlinks-title {
+        color: $text-muted;
+        margin-top: 1;
+    }
+    NotesPane #notes-backlinks {
+        height: auto;
+        max-height: 8;
+        border: none;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search", id="notes.search", tooltip="Search notes as you type"),
+        Binding(
+            "escape",
+            "clear_search",
+            "Clear",
+            id="notes.clear_search",
+            tooltip="Clear the search and show the tree",
+        ),
+        Binding("e", "edit", "Edit", id="notes.edit", tooltip="Open this note in $EDITOR"),
+        Binding("n", "new_note", "New note", id="notes.new", tooltip="Create a note"),
+        Binding("b", "backlinks", "Backlinks", id="notes.backlinks", tooltip="Go to the backlinks"),
+    ]
+
+    def __init__(self, vault: Vault, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.vault = vault
+        self.current: NoteView | None = None
+        self._search_timer: Timer | None = None
+        self._preview_timer: Timer | None = None
+        self._loaded = False
+
+    def compose(self) -> ComposeResult:
+        yield Input(placeholder="Search notes…  (/)", id="notes-search")
+        with Horizontal(id="notes-body"):
+            with Vertical(id="notes-side"):
+                yield NotesTree(id="notes-tree")
+                yield OptionList(id="notes-results")
+            with Vertical(id="notes-main"):
+                yield Static("", id="notes-meta")
+                with VerticalScroll(id="notes-scroll"):
+                    yield Markdown(
+                        "*Pick a note on the left, or press* `/` *to search.*",
+                        id="notes-viewer",
+                        open_links=False,
+                    )
+                yield Label("Backlinks", id="notes-backlinks-title")
+                yield OptionList(id="notes-backlinks")
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def refresh_data(self) -> None:
+        """Re-read the notes (after another process or an editor changed them)."""
+        self._load_catalog()
+
+    def on_vault_changed(self, message: VaultChanged) -> None:
+        if "notes" in message.kinds:
+            self.refresh_data()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes-catalog")
+    def _load_catalog(self) -> None:
+        # reconcile() opens the index on first use and picks up edits made outside Lore.
+        self.vault.reconcile()
+        catalog = NotesCatalog.from_documents(self.vault.index.all_documents())
+        current = self.current.note.path if self.current else None
+        view = self._read_view(current) if current else None
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_catalog, catalog, view, current)
+
+    def _show_catalog(self, catalog: NotesCatalog, view: NoteView | None, path: str | None) -> None:
+        self.query_one(NotesTree).show_catalog(catalog)
+        self._loaded = True
+        if path is not None:
+            if view is None:
+                self.current = None
+                self.query_one("#notes-meta", Static).update(Text(f"{path} is gone"))
+                self.query_one(Markdown).update("*This note was moved or removed.*")
+                self.query_one("#notes-backlinks", OptionList).clear_options()
+            elif self.current is None or view.note != self.current.note:
+                self._show_note(view)
+
+    def _read_view(self, path: str) -> NoteView | None:
+        note, _ = self.vault.load_note(path)
+        if note is None:
+            return None
+        return NoteView(note=note, backlinks=self._backlinks(note))
+
+    def _backlinks(self, note: Note) -> list[tuple[str, str]]:
+        linking = [path for path in self.vault.backlinks(note.title) if path != note.path]
+        titled = []
+        for path in linking:
+            found = self.vault.index.lookup(path=path)
+            titled.append((path, str(found[0]["title"]) if found else path))
+        return titled
+
+    # -- showing one note ----------------------------------------------------------------------
+
+    def open_note(self, ref: str) -> None:
+        """Show the note named by `ref` (id, title or path)."""
+        self._open(ref)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes-open")
+    def _open(self, ref: str) -> None:
+        if ref.startswith("notes/") and self.vault.resolve_inside(ref).is_file():
+            note = self.vault.read_note(ref)
+        else:
+            note = self.vault.find(ref)
+        view = NoteView(note=note, backlinks=self._backlinks(note))
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_note, view)
+
+    def _show_note(self, view: NoteView) -> None:
+        self.current = view
+        note = view.note
+        meta = self.query_one("#notes-meta", Static)
+        meta.set_classes(f"trust-{note.trust}")
+        meta.update(_meta_line(note))
+        self.query_one(Markdown).update(_document_for(note))
+        self.query_one("#notes-scroll", VerticalScroll).scroll_home(animate=False)
+        backlinks = self.query_one("#notes-backlinks", OptionList)
+        backlinks.clear_options()
+        backlinks.add_options(Option(title, id=path) for path, title in view.backlinks)
+        title = self.query_one("#notes-backlinks-title", Label)
+        title.update(f"Backlinks ({len(view.backlinks)})" if view.backlinks else "No backlinks")
+
+    @on(Tree.NodeHighlighted, "#notes-tree")
+    def _tree_highlighted(self, event: Tree.NodeHighlighted[TreeEntry]) -> None:
+        entry = event.node.data
+        if entry is None or entry.kind != "note":
+            return
+        if self._preview_timer is not None:
+            self._preview_timer.stop()
+        # Holding an arrow key down should not start a read per row passed.
+        self._preview_timer = self.set_timer(PREVIEW_DELAY_S, lambda: self.open_note(entry.key))
+
+    @on(Tree.NodeSelected, "#notes-tree")
+    def _tree_selected(self, event: Tree.NodeSelected[TreeEntry]) -> None:
+        entry = event.node.data
+        if entry is not None and entry.kind == "note":
+            self.open_note(entry.key)
+
+    @on(OptionList.OptionSelected, "#notes-backlinks, #notes-results")
+    def _option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.open_note(event.option.id)
+
+    @on(Markdown.LinkClicked, "#notes-viewer")
+    def _link_clicked(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        if event.href.startswith(NOTE_LINK_SCHEME):
+            self.open_note(event.href[len(NOTE_LINK_SCHEME) :])
+        elif event.href.startswith(("http://", "https://")):
+            self.app.open_url(event.href)
+        else:
+            self.notify(f"Not a link Lore can open: {event.href}", severity="warning")
+
+    # -- search --------------------------------------------------------------------------------
+
+    @on(Input.Changed, "#notes-search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        text = event.value.strip()
+        self.set_class(bool(text), "-searching")
+        if text:
+            self._search_timer = self.set_timer(SEARCH_DELAY_S, lambda: self._search(text))
+        else:
+            self.query_one("#notes-results", OptionList).clear_options()
+
+    @on(Input.Submitted, "#notes-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        results = self.query_one("#notes-results", OptionList)
+        if results.option_count:
+            results.focus()
+            results.highlighted = 0
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes-search")
+    def _search(self, text: str) -> None:
+        hits = self.vault.index.search(text, limit=SEARCH_LIMIT, status=None, snippets=True)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_results, text, hits)
+
+    def _show_results(self, text: str, hits: list[SearchHit]) -> None:
+        if self.query_one("#notes-search", Input).value.strip() != text:
+            return  # the user typed on; a newer search is on its way
+        results = self.query_one("#notes-results", OptionList)
+        results.clear_options()
+        if not hits:
+            results.add_option(
+                Option(Text(f"No note matches {text!r}", style="italic"), disabled=True)
+            )
+            return
+        for hit in hits:
+            prompt = Text(hit.title, style="bold")
+            if hit.status != "active":
+                prompt.append(f" ({hit.status})", style="dim")
+            snippet = " ".join(hit.snippet.split())
+            if snippet:
+                shown = Text("\n" + snippet[:160], style="dim")
+                for start, end in hit.highlights:
+                    if end <= 159:
+                        shown.stylize("bold underline", start + 1, end + 1)
+                prompt.append_text(shown)
+            results.add_option(Option(prompt, id=hit.path))
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        self.query_one("#notes-search", Input).focus()
+
+    def action_clear_search(self) -> None:
+        search = self.query_one("#notes-search", Input)
+        if search.value:
+            search.value = ""
+        self.query_one(NotesTree).focus()
+
+    def action_backlinks(self) -> None:
+        backlinks = self.query_one("#notes-backlinks", OptionList)
+        if backlinks.option_count:
+            backlinks.focus()
+            if backlinks.highlighted is None:
+                backlinks.highlighted = 0
+        else:
+            self.notify("No note links here.")
+
+    def action_edit(self) -> None:
+        if self.current is None:
+            self.notify("Open a note first.", severity="warning")
+            return
+        self._edit(self.current.note.path)
+
+    def _edit(self, relpath: str) -> None:
+        try:
+            self.vault.ensure_writable()
+            path = self.vault.resolve_inside(relpath)
+        except Exception as exc:
+            self.notify(str(exc), severity="error")
+            return
+        problem = run_editor(self.app, path)
+        if problem:
+            self.notify(problem, severity="warning")
+        # Whatever the editor did (saved, renamed, nothing), read the vault back.
+        self.refresh_data()
+
+    def action_new_note(self) -> None:
+        self.app.push_screen(NewNoteScreen(), self._create_note)
+
+    def _create_note(self, title: str | None) -> None:
+        if title:
+            self._create(title)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes-create")
+    def _create(self, title: str) -> None:
+        note = self.vault.create_note(title, f"# {title}\n\n")
+        self.app.call_from_thread(self._created, NoteView(note=note))
+
+    def _created(self, view: NoteView) -> None:
+        self._show_note(view)
+        self.notify(f"Created {view.note.path}")
+        self._edit(view.note.path)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        report_worker_failure(self, event.worker, event.state)

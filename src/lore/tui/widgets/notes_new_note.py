@@ -1,0 +1,53 @@
+"""A small modal asking for the title of a new note."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label
+
+
+class NewNoteScreen(ModalScreen[str | None]):
+    """Returns the title typed (spaces collapsed), or None when the user backs out."""
+
+    DEFAULT_CSS = """
+    NewNoteScreen {
+        align: center middle;
+    }
+    NewNoteScreen > Vertical {
+        width: 64;
+        height: auto;
+        padding: 1 2;
+        border: round $primary;
+        background: $surface;
+    }
+    NewNoteScreen Label.hint {
+        color: $text-muted;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape", "cancel", "Cancel", id="notes.new.cancel", tooltip="Close without creating"
+        ),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Title of the new note")
+            yield Input(placeholder="e.g. Orbital resonance", id="new-note-title")
+            yield Label("Enter creates it and opens your editor · Esc cancels", classes="hint")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        title = " ".join(event.value.split())
+        if not title:
+            self.notify("A note needs a title.", severity="warning")
+            return
+        self.dismiss(title)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

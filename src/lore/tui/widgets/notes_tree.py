@@ -1,0 +1,171 @@
+"""The Notes pane's tree: every note by folder and by tag, filled in as branches open.
+
+A vault may hold tens of thousands of notes, so only the branches a user opens get nodes.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rich.text import Text
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+NOTES_PREFIX = "notes/"
+EntryKind = Literal["folder", "tag", "note", "root"]
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    kind: EntryKind
+    key: str  # folder path under notes/, tag name, or note path
+
+
+@dataclass
+class NoteListing:
+    path: str
+    title: str
+    trust: str = ""
+    status: str = "active"
+
+
+@dataclass
+class NotesCatalog:
+    """The notes grouped for the tree, built off the UI thread from the index's documents."""
+
+    folders: dict[str, list[str]] = field(default_factory=dict)  # folder -> child folders
+    notes_in: dict[str, list[NoteListing]] = field(default_factory=dict)  # folder -> notes
+    tags: dict[str, list[NoteListing]] = field(default_factory=dict)
+    count: int = 0
+
+    @classmethod
+    def from_documents(cls, documents: Iterable[Mapping[str, Any]]) -> NotesCatalog:
+        notes_in: dict[str, list[NoteListing]] = defaultdict(list)
+        folders: dict[str, set[str]] = defaultdict(set)
+        tags: dict[str, list[NoteListing]] = defaultdict(list)
+        count = 0
+        for doc in documents:
+            path = str(doc.get("path", ""))
+            if not path:
+                continue
+            count += 1
+            listing = NoteListing(
+                path=path,
+                title=str(doc.get("title") or path),
+                trust=str(doc.get("trust") or ""),
+                status=str(doc.get("status") or "active"),
+            )
+            inside = path[len(NOTES_PREFIX) :] if path.startswith(NOTES_PREFIX) else path
+            folder = inside.rpartition("/")[0]
+            notes_in[folder].append(listing)
+            # Register every ancestor so empty-of-notes folders still lead somewhere.
+            while folder:
+                parent = folder.rpartition("/")[0]
+                folders[parent].add(folder)
+                folder = parent
+            for tag in str(doc.get("tags") or "").split(","):
+                if tag:
+                    tags[tag].append(listing)
+        by_title = lambda item: (item.title.casefold(), item.path)  # noqa: E731
+        return cls(
+            folders={key: sorted(value, key=str.casefold) for key, value in folders.items()},
+            notes_in={key: sorted(value, key=by_title) for key, value in notes_in.items()},
+            tags={key: sorted(value, key=by_title) for key, value in sorted(tags.items())},
+            count=count,
+        )
+
+
+def _note_label(listing: NoteListing) -> Text:
+    label = Text(listing.title)
+    if listing.status == "superseded":
+        label.stylize("strike dim")
+    if listing.trust == "untrusted":
+        label.append(" ·untrusted", style="dim")
+    return label
+
+
+class NotesTree(Tree[TreeEntry]):
+    """Folders and tags as two branches; nodes are created when a branch is expanded."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("Notes", data=TreeEntry("root", ""), **kwargs)
+        self.show_root = False
+        self.catalog = NotesCatalog()
+        self._filled: set[int] = set()  # ids of nodes whose children exist
+
+    def show_catalog(self, catalog: NotesCatalog) -> None:
+        """Replace the tree's content, keeping the branches the user had open."""
+        was_open = self._open_entries()
+        cursor = self.cursor_node.data if self.cursor_node is not None else None
+        self.catalog = catalog
+        self._filled.clear()
+        self.clear()
+        folders = self.root.add(
+            Text.assemble("Folders ", (f"({catalog.count})", "dim")),
+            data=TreeEntry("folder", ""),
+        )
+        tags = self.root.add(
+            Text.assemble("Tags ", (f"({len(catalog.tags)})", "dim")),
+            data=TreeEntry("tag", ""),
+        )
+        folders.expand()
+        self._fill(folders)
+        self._fill(tags)
+        self._reopen(self.root, was_open)
+        if cursor is not None:
+            self._move_to(cursor)
+
+    def _open_entries(self) -> set[TreeEntry]:
+        opened: set[TreeEntry] = set()
+        stack: list[TreeNode[TreeEntry]] = list(self.root.children)
+        while stack:
+            node = stack.pop()
+            if node.is_expanded and node.data is not None:
+                opened.add(node.data)
+                stack.extend(node.children)
+        return opened
+
+    def _reopen(self, node: TreeNode[TreeEntry], was_open: set[TreeEntry]) -> None:
+        for child in node.children:
+            if child.data in was_open:
+                self._fill(child)
+                child.expand()
+                self._reopen(child, was_open)
+
+    def _move_to(self, entry: TreeEntry) -> None:
+        stack: list[TreeNode[TreeEntry]] = list(self.root.children)
+        while stack:
+            node = stack.pop(0)
+            if node.data == entry:
+                # Lines are laid out on the next refresh; until then the node has none.
+                self.call_after_refresh(self.move_cursor, node)
+                return
+            if node.is_expanded:
+                stack.extend(node.children)
+
+    def on_tree_node_expanded(self, event: Tree.NodeExpanded[TreeEntry]) -> None:
+        self._fill(event.node)
+
+    def _fill(self, node: TreeNode[TreeEntry]) -> None:
+        entry = node.data
+        if entry is None or node.id in self._filled:
+            return
+        self._filled.add(node.id)
+        if entry.kind == "folder":
+            for folder in self.catalog.folders.get(entry.key, []):
+                name = folder.rpartition("/")[2]
+                node.add(f"{name}/", data=TreeEntry("folder", folder))
+            for listing in self.catalog.notes_in.get(entry.key, []):
+                node.add_leaf(_note_label(listing), data=TreeEntry("note", listing.path))
+        elif entry.kind == "tag" and entry.key == "":
+            for tag, listings in self.catalog.tags.items():
+                node.add(
+                    Text.assemble(f"#{tag} ", (f"({len(listings)})", "dim")),
+                    data=TreeEntry("tag", tag),
+                )
+        elif entry.kind == "tag":
+            for listing in self.catalog.tags.get(entry.key, []):
+                node.add_leaf(_note_label(listing), data=TreeEntry("note", listing.path))
