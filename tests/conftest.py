@@ -64,8 +64,16 @@ def sample_vault(tmp_path: Path) -> Vault:
     shutil.copytree(
         SAMPLES / "vault",
         target,
-        ignore=shutil.ignore_patterns(".lore", "history.jsonl", "metrics.jsonl", "audit.jsonl",
-                                      "memory", "quarantine", "raw", "trash"),
+        ignore=shutil.ignore_patterns(
+            ".lore",
+            "history.jsonl",
+            "metrics.jsonl",
+            "audit.jsonl",
+            "memory",
+            "quarantine",
+            "raw",
+            "trash",
+        ),
     )
     opened = Vault.open(target)
     yield opened

@@ -67,7 +67,9 @@ def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
         for target in targets:
             found = titles.get(link_key(target))
             if found is None:
-                report.findings.append(Finding("broken-link", relpath, f"links to missing [[{target}]]"))
+                report.findings.append(
+                    Finding("broken-link", relpath, f"links to missing [[{target}]]")
+                )
             else:
                 linked.add(found)
     for relpath in sorted(link_map):

@@ -32,6 +32,7 @@ SCHEMA_VERSION = 2
 MATCH_START = "\ue000"
 MATCH_END = "\ue001"
 _FIELD_SYNTAX = re.compile(r"\b(tag|tags|title):", re.IGNORECASE)
+_ODD_SYNTAX = re.compile(r"[\[\]{}()^~*?\\]|\b(?:AND|OR|NOT|TO)\s*$|^\s*(?:AND|OR|NOT)\b")
 
 
 def _schema() -> Schema:
@@ -121,6 +122,11 @@ def _is_null(query: Query) -> bool:
 def _plain_terms(query: str) -> str:
     """The words of a query with every piece of syntax removed: the fallback parse."""
     return " ".join(re.findall(r"\w+", _FIELD_SYNTAX.sub(" ", query)))
+
+
+def _odd_syntax(query: str) -> bool:
+    """Brackets, operators or an unclosed quote: syntax a user rarely means on purpose."""
+    return bool(_ODD_SYNTAX.search(query)) or query.count('"') % 2 == 1
 
 
 # (relative path, size, mtime_ns) for each note file found on disk.
@@ -232,7 +238,9 @@ class NoteIndex:
             self.folder.mkdir(parents=True)
             self._index = whoosh_index.create_in(str(self.folder), _schema())
         except OSError as exc:
-            raise VaultError(f"cannot create the search index in {self.folder}: {exc.strerror}")
+            raise VaultError(
+                f"cannot create the search index in {self.folder}: {exc.strerror}"
+            ) from None
         self._manifest = {}
         self._searcher = None
         report = ReconcileReport(rebuilt=True)
@@ -313,7 +321,7 @@ class NoteIndex:
     def _query_parser(self) -> qparser.MultifieldParser:
         if self._parser is None:
             parser = qparser.MultifieldParser(
-                ["title", "tags", "body"], _schema(), group=qparser.OrGroup.factory(0.9)
+                ["title", "tags", "body"], _schema(), group=qparser.OrGroup
             )
             parser.add_plugin(qparser.FieldAliasPlugin({"tags": ["tag"]}))
             parser.remove_plugin_class(qparser.WildcardPlugin)
@@ -344,18 +352,26 @@ class NoteIndex:
         restrict = Term("status", status) if status else None
         with self._search_lock:
             searcher = self._current_searcher()
+            plain = _plain_terms(text)
             try:
                 results = searcher.search(query, limit=limit, filter=restrict, terms=snippets)
             except Exception:
+                results = None
+            # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
+            # words alone are what the user most likely meant.
+            if (results is None or results.is_empty()) and plain and _odd_syntax(text):
                 results = searcher.search(
-                    self.parse(_plain_terms(text)), limit=limit, filter=restrict, terms=snippets
+                    self.parse(plain), limit=limit, filter=restrict, terms=snippets
                 )
+            if results is None:
+                return []
             if snippets:
                 results.fragmenter = ContextFragmenter(maxchars=220, surround=60, charlimit=50_000)
                 results.formatter = _MarkFormatter()
             hits = []
             for hit in results:
-                snippet, spans = ("", [])
+                snippet: str = ""
+                spans: list[tuple[int, int]] = []
                 if snippets:
                     snippet, spans = _spans(hit.highlights("body", top=2) or "")
                     if not snippet:

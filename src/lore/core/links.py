@@ -18,6 +18,8 @@ def link_targets(body: str) -> list[str]:
     seen: dict[str, str] = {}
     for match in WIKI_LINK.finditer(body):
         target = match.group(1).strip()
+        if not target:
+            continue
         seen.setdefault(link_key(target), target)
     return list(seen.values())
 

@@ -21,6 +21,8 @@ from lore.config import TRUST_LEVELS, NoteStatus, TrustLevel
 
 KNOWN_KEYS = ("id", "title", "tags", "created", "updated", "sources", "trust", "status")
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
+# The libyaml bindings parse front matter several times faster; both are safe loaders.
+_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
 
@@ -123,30 +125,30 @@ def title_from_body(body: str, relpath: str) -> str:
     return stem.replace("-", " ").replace("_", " ").strip() or stem
 
 
-def split_front_matter(text: str) -> tuple[str | None, str, int]:
-    """(front matter text or None, body, line number where the body starts)."""
+def split_front_matter(text: str) -> tuple[str | None, str, bool]:
+    """(front matter text or None when there is none, body, whether the fence was closed)."""
     if not (text.startswith("---\n") or text.startswith("---\r\n")):
-        return None, text, 1
+        return None, text, True
     start = text.index("\n") + 1
     close = _FENCE_CLOSE.search(text, start)
     if close is None:
-        return "", text, 1
+        return "", text, False
     body_start = text.find("\n", close.end())
     body = "" if body_start == -1 else text[body_start + 1 :]
-    return text[start : close.start()], body, text.count("\n", 0, close.end()) + 2
+    return text[start : close.start()], body, True
 
 
 def parse_note(text: str, relpath: str) -> Note:
-    front, body, _ = split_front_matter(text)
+    front, body, closed = split_front_matter(text)
     problems: list[str] = []
     problem_line: int | None = None
     data: dict[str, Any] = {}
-    if front == "":
+    if not closed:
         problems.append("front matter starts with --- but is never closed")
         problem_line = 1
     elif front is not None:
         try:
-            loaded = yaml.safe_load(front)
+            loaded = yaml.load(front, Loader=_SAFE_LOADER)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             problem_line = (mark.line + 2) if mark is not None else 1
@@ -190,7 +192,27 @@ def parse_note(text: str, relpath: str) -> Note:
     )
 
 
+def _needs_front_matter(note: Note) -> bool:
+    """Whether `note` holds anything that a file without front matter could not keep."""
+    return (
+        note.has_front_matter
+        or note.title != title_from_body(note.body, note.path)
+        or note.id != path_note_id(note.path)
+        or bool(note.tags or note.sources or note.extra)
+        or note.trust != "semi-trusted"
+        or note.status != "active"
+    )
+
+
 def render_note(note: Note) -> str:
+    """The file text of `note`.
+
+    A note the user wrote without front matter is written back without it as long as only its
+    body changed: Lore does not impose its format on a file the user owns.
+    """
+    body = note.body if note.body.endswith("\n") or not note.body else note.body + "\n"
+    if not _needs_front_matter(note):
+        return body
     meta: dict[str, Any] = {
         "id": note.id,
         "title": note.title,
@@ -203,5 +225,4 @@ def render_note(note: Note) -> str:
     }
     meta.update(note.extra)
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
-    body = note.body if note.body.endswith("\n") or not note.body else note.body + "\n"
     return f"---\n{front}---\n{body}"

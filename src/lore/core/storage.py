@@ -38,8 +38,11 @@ def _describe_os_error(action: str, path: Path, exc: OSError) -> VaultError:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that readers see the old or the new file, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _describe_os_error("write", path, exc) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -75,8 +78,8 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 
 
 def append_raw(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     except OSError as exc:
         raise _describe_os_error("append to", path, exc) from None
@@ -110,7 +113,7 @@ class JsonlReport:
 def iter_records(path: Path, report: JsonlReport | None = None) -> Iterator[dict[str, Any]]:
     """Yield each JSON object in a JSONL file, skipping garbage lines and a torn last line."""
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 (a generator cannot open it in a with)
     except FileNotFoundError:
         return
     with handle:
@@ -142,7 +145,7 @@ def read_tail_records(path: Path, count: int, chunk_size: int = 64 * 1024) -> li
     if count <= 0:
         return []
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 (closed by the with below)
     except FileNotFoundError:
         return []
     with handle:

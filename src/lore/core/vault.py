@@ -20,7 +20,14 @@ from lore.core.lock import VaultLock
 from lore.core.notes import Note, Source, new_note_id, parse_note, render_note, utc_now
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_text
-from lore.errors import AmbiguousNote, NoteExists, NoteNotFound, UsageError, VaultError, VaultNotFound
+from lore.errors import (
+    AmbiguousNote,
+    NoteExists,
+    NoteNotFound,
+    UsageError,
+    VaultError,
+    VaultNotFound,
+)
 from lore.paths import CONFIG_FILE_NAME
 
 NOTE_SUFFIXES = (".md", ".markdown")
@@ -241,7 +248,7 @@ class Vault:
 
     def iter_notes(self) -> Iterator[Note]:
         for relpath, _, _ in self.scan_note_files():
-            note, reason = self.load_note(relpath)
+            note, _ = self.load_note(relpath)
             if note is not None:
                 yield note
 
@@ -307,7 +314,9 @@ class Vault:
                 return self.read_note(matches[0]["path"])
             if len(matches) > 1:
                 paths = ", ".join(sorted(match["path"] for match in matches))
-                raise AmbiguousNote(f"{len(matches)} notes match {ref!r}: {paths}; use a path or id")
+                raise AmbiguousNote(
+                    f"{len(matches)} notes match {ref!r}: {paths}; use a path or id"
+                )
         raise NoteNotFound(f"no note titled {ref!r} (try: lore search {ref})")
 
     def title_taken(self, title: str) -> str | None:
@@ -444,4 +453,3 @@ class Vault:
     def close(self) -> None:
         if self._index is not None:
             self._index.close()
-

@@ -1,0 +1,246 @@
+"""The whoosh index: ranking, query syntax, snippets, and never being stale."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lore.core.index import NoteIndex
+from lore.core.vault import Vault
+
+
+def _titles(vault: Vault, query: str, limit: int = 10) -> list[str]:
+    return [hit.title for hit in vault.index.search(query, limit=limit)]
+
+
+def _touch_later(path: Path, seconds: int = 5) -> None:
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + seconds * 1_000_000_000))
+
+
+def test_sample_vault_search_finds_the_right_note(sample_vault: Vault) -> None:
+    assert "Jupiter" in _titles(sample_vault, "Great Red Spot", 2)
+    assert _titles(sample_vault, "great red spot jupiter storm", 1) == ["Jupiter"]
+    assert _titles(sample_vault, "kuiper belt", 1) == ["Kuiper Belt"]
+    assert _titles(sample_vault, "europa ocean", 1) == ["Europa"]
+
+
+def test_title_is_boosted_over_body(vault: Vault) -> None:
+    vault.create_note("Gardening", "Tomatoes like sun. Magnetosphere is mentioned once here.")
+    vault.create_note("Magnetosphere", "A field around a planet that deflects charged particles.")
+    assert _titles(vault, "magnetosphere")[0] == "Magnetosphere"
+
+
+def test_bm25_prefers_the_note_about_the_word(vault: Vault) -> None:
+    vault.create_note("A", "comet " * 8 + "ice dust tail")
+    vault.create_note("B", "a long text about many things " * 20 + "and one comet")
+    assert _titles(vault, "comet") == ["A", "B"]
+
+
+def test_stemming_matches_word_forms(vault: Vault) -> None:
+    vault.create_note("Orbits", "Planets are orbiting the star.")
+    assert _titles(vault, "orbit") == ["Orbits"]
+
+
+def test_quoted_phrase_needs_the_words_together(vault: Vault) -> None:
+    vault.create_note("Together", "the red spot is a storm")
+    vault.create_note("Apart", "a spot of tea and a red door")
+    assert _titles(vault, '"red spot"') == ["Together"]
+    assert sorted(_titles(vault, "red spot")) == ["Apart", "Together"]
+
+
+def test_tag_and_title_fields(vault: Vault) -> None:
+    vault.create_note("Io", "volcanic moon", tags=["moon", "galilean"])
+    vault.create_note("Venus", "a volcanic planet", tags=["planet"])
+    vault.create_note("Moon landing", "Apollo 11 in 1969", tags=["mission"])
+    assert _titles(vault, "tag:moon") == ["Io"]
+    assert _titles(vault, "tags:planet") == ["Venus"]
+    assert _titles(vault, "title:moon") == ["Moon landing"]
+    assert _titles(vault, "volcanic tag:planet")[0] == "Venus"
+
+
+def test_snippet_highlights_the_matched_words(vault: Vault) -> None:
+    body = (
+        "Intro words. " * 40 + "The heliopause marks the edge of the heliosphere. " + "Tail. " * 40
+    )
+    vault.create_note("Edge", body)
+    [hit] = vault.index.search("heliopause")
+    assert "heliopause" in hit.snippet.lower()
+    assert hit.highlights
+    assert all(hit.snippet[start:end].lower() == "heliopause" for start, end in hit.highlights)
+    assert len(hit.snippet) < len(body)
+
+
+def test_snippet_falls_back_to_the_start_when_only_the_title_matches(vault: Vault) -> None:
+    vault.create_note("Callisto", "Heavily cratered and old.")
+    [hit] = vault.index.search("callisto")
+    assert hit.snippet.startswith("Heavily cratered")
+    assert hit.highlights == []
+
+
+def test_unparseable_queries_fall_back_to_plain_terms(vault: Vault) -> None:
+    vault.create_note("Pluto", "a dwarf planet in the Kuiper belt")
+    for query in [
+        '"unclosed pluto',
+        "pluto AND",
+        "(pluto",
+        "title:",
+        "pluto)))",
+        "tag:[pluto",
+        "NOT",
+        "pluto^^^",
+        "kuiper~~",
+        "*",
+        "pluto OR OR",
+        "{pluto TO}",
+        ":::",
+    ]:
+        hits = vault.index.search(query)
+        if any(
+            ch.isalpha() for ch in query.replace("title", "").replace("tag", "").replace("NOT", "")
+        ):
+            assert [hit.title for hit in hits] == ["Pluto"], query
+
+
+def test_a_field_query_with_no_match_does_not_fall_back(vault: Vault) -> None:
+    vault.create_note("Pluto", "moon of nothing")
+    assert _titles(vault, "tag:moon") == []
+    assert _titles(vault, '"pluto moon"') == []
+
+
+def test_empty_query_returns_nothing(vault: Vault) -> None:
+    vault.create_note("Pluto", "dwarf")
+    assert vault.index.search("   ") == []
+
+
+def test_limit_and_status_filter(vault: Vault) -> None:
+    for number in range(5):
+        vault.create_note(f"Asteroid {number}", "rocky asteroid")
+    assert len(vault.index.search("asteroid", limit=3)) == 3
+    old = vault.find("Asteroid 0")
+    old.status = "superseded"
+    vault.save(old)
+    active = vault.index.search("asteroid", status="active")
+    assert "Asteroid 0" not in [hit.title for hit in active]
+    everything = vault.index.search("asteroid", status=None)
+    assert "Asteroid 0" in [hit.title for hit in everything]
+
+
+# -- never stale -------------------------------------------------------------------------------
+
+
+def test_create_save_rename_remove_update_the_index_at_once(vault: Vault) -> None:
+    note = vault.create_note("Ceres", "largest object in the asteroid belt")
+    assert _titles(vault, "asteroid") == ["Ceres"]
+    note.body = "a dwarf planet with bright spots"
+    vault.save(note)
+    assert _titles(vault, "asteroid") == []
+    assert _titles(vault, "bright spots") == ["Ceres"]
+    vault.rename_note("Ceres", "Ceres (dwarf planet)")
+    assert _titles(vault, "bright") == ["Ceres (dwarf planet)"]
+    assert len(vault.index.all_documents()) == 1
+    vault.remove_note("Ceres (dwarf planet)")
+    assert _titles(vault, "bright") == []
+    assert vault.index.all_documents() == []
+
+
+def test_reconcile_picks_up_outside_edits_adds_and_deletes(vault: Vault) -> None:
+    vault.create_note("Kept", "unchanged words")
+    edited = vault.create_note("Edited", "original words")
+    gone = vault.create_note("Gone", "doomed words")
+    vault.close()
+
+    (vault.root / gone.path).unlink()
+    edited_path = vault.root / edited.path
+    edited_path.write_text(edited_path.read_text().replace("original", "rewritten"))
+    _touch_later(edited_path)
+    (vault.layout.notes / "deep" / "er").mkdir(parents=True)
+    (vault.layout.notes / "deep" / "er" / "added.md").write_text("# Added by hand\n\nnew words\n")
+    (vault.layout.notes / ".hidden").mkdir()
+    (vault.layout.notes / ".hidden" / "secret.md").write_text("# Secret\n")
+    (vault.layout.notes / "readme.txt").write_text("not a note")
+
+    reopened = Vault.open(vault.root)
+    try:
+        report = reopened.reconcile()
+        assert not report.rebuilt
+        assert report.added == ["notes/deep/er/added.md"]
+        assert report.changed == [edited.path]
+        assert report.removed == [gone.path]
+        assert _titles(reopened, "rewritten") == ["Edited"]
+        assert _titles(reopened, "original") == []
+        assert _titles(reopened, "doomed") == []
+        assert _titles(reopened, "new") == ["Added by hand"]
+        assert _titles(reopened, "secret") == []
+        again = Vault.open(vault.root)
+        assert again.reconcile().touched == 0
+        again.close()
+    finally:
+        reopened.close()
+
+
+def test_reconcile_of_a_live_vault_sees_changes_made_by_another_process(vault: Vault) -> None:
+    vault.create_note("First", "alpha")
+    other = Vault.open(vault.root)
+    other.create_note("Second", "beta")
+    other.close()
+    assert _titles(vault, "beta") == ["Second"]  # the same index folder, refreshed searcher
+    (vault.layout.notes / "third.md").write_text("# Third\n\ngamma\n")
+    vault.reconcile()
+    assert _titles(vault, "gamma") == ["Third"]
+
+
+def test_size_change_with_same_mtime_is_seen(vault: Vault) -> None:
+    note = vault.create_note("Same time", "short")
+    path = vault.root / note.path
+    info = path.stat()
+    vault.close()
+    path.write_text(path.read_text().replace("short", "much longer text"))
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    reopened = Vault.open(vault.root)
+    assert _titles(reopened, "longer") == ["Same time"]
+    reopened.close()
+
+
+def test_deleted_index_is_rebuilt_and_corrupt_manifest_too(vault: Vault) -> None:
+    vault.create_note("Durable", "words that survive")
+    vault.close()
+    manifest = vault.layout.index / "manifest.json"
+    manifest.write_text("{not json")
+    reopened = Vault.open(vault.root)
+    assert _titles(reopened, "survive") == ["Durable"]
+    assert reopened.last_reconcile is not None and reopened.last_reconcile.rebuilt
+    reopened.close()
+    import shutil
+
+    shutil.rmtree(vault.layout.state)
+    third = Vault.open(vault.root)
+    assert _titles(third, "survive") == ["Durable"]
+    third.close()
+
+
+def test_reindex_rebuilds_from_scratch(sample_vault: Vault) -> None:
+    before = {doc["path"] for doc in sample_vault.index.all_documents()}
+    report = sample_vault.reindex()
+    assert report.rebuilt and sorted(report.added) == sorted(before)
+    assert _titles(sample_vault, "kuiper belt", 1) == ["Kuiper Belt"]
+
+
+def test_skipped_files_are_remembered_and_retried_when_they_change(vault: Vault) -> None:
+    path = vault.layout.notes / "blob.md"
+    path.write_bytes(b"\x00\x01binary")
+    report = vault.reconcile()
+    assert report.skipped == {"notes/blob.md": "binary file"}
+    assert vault.index.skipped_files() == {"notes/blob.md": "binary file"}
+    path.write_text("# Blob\n\nnow text\n")
+    _touch_later(path)
+    vault.reconcile()
+    assert _titles(vault, "now text") == ["Blob"]
+    assert vault.index.skipped_files() == {}
+
+
+def test_index_lives_in_derived_state(vault: Vault) -> None:
+    vault.create_note("Where", "x")
+    assert isinstance(vault.index, NoteIndex)
+    assert vault.index.folder == vault.layout.state / "index"
+    assert (vault.root / ".gitignore").read_text().count(".lore/") == 1
