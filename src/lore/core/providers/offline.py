@@ -1,0 +1,161 @@
+"""The offline provider: answers with no model at all, extractively, from the evidence.
+
+It reads the nonce-delimited evidence blocks the pack sends, picks the sentences that best
+match the question, and strings them together with `[n]` citations. When no sentence shares
+a word with the question it says plainly that the vault holds nothing relevant. The same
+messages always give the same answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from lore.core.passages import content_terms, split_sentences, stem, words
+from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
+
+_BLOCK = re.compile(
+    r"<<<NOTE (?P<nonce>[0-9a-f]+) \[(?P<number>\d+)\] (?P<meta>[^\n]*?)>>>\n"
+    r"(?P<body>.*?)\n<<<END (?P=nonce)>>>",
+    re.DOTALL,
+)
+_TRUST = re.compile(r"\btrust=(?P<trust>[\w-]+)")
+_QUESTION_PREFIX = re.compile(r"^\s*Question:\s*", re.IGNORECASE)
+_RESOLVED_LINE = re.compile(r"\n\(Resolved for retrieval as: (?P<resolved>.*)\)\s*$", re.DOTALL)
+_MARKUP = re.compile(r"^[#>*\-+\s]+|[*_`]+")
+MAX_SENTENCES = 3
+MAX_SENTENCE_CHARS = 400
+NOTHING_RELEVANT = (
+    "The vault holds nothing relevant to this question: no note matches it. "
+    "Try other words, or add a source with /ingest."
+)
+
+
+@dataclass
+class _Sentence:
+    number: int
+    position: int
+    text: str
+    untrusted: bool
+    score: float = 0.0
+
+
+def _question(messages: list[ChatMessage]) -> tuple[str, str]:
+    """(the question, the context it was resolved against) from the last user message."""
+    for message in reversed(messages):
+        if message.role == "user" and not _BLOCK.search(message.content):
+            text = message.content
+            resolved = ""
+            match = _RESOLVED_LINE.search(text)
+            if match:
+                resolved = match.group("resolved")
+                text = text[: match.start()]
+            return _QUESTION_PREFIX.sub("", text).strip(), resolved
+    return "", ""
+
+
+def _evidence_sentences(messages: list[ChatMessage]) -> list[_Sentence]:
+    sentences: list[_Sentence] = []
+    for message in messages:
+        if message.role != "user":
+            continue
+        for block in _BLOCK.finditer(message.content):
+            trust = _TRUST.search(block.group("meta"))
+            untrusted = bool(trust and trust.group("trust") == "untrusted")
+            number = int(block.group("number"))
+            for position, sentence in enumerate(split_sentences(block.group("body"))):
+                clean = _MARKUP.sub("", sentence).strip()
+                if len(words(clean)) < 3 or clean in {"…", "..."}:
+                    continue
+                if len(clean) > MAX_SENTENCE_CHARS:
+                    clean = clean[:MAX_SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
+                sentences.append(_Sentence(number, position, clean, untrusted))
+    return sentences
+
+
+def _score(sentences: list[_Sentence], question_terms: list[str], context_terms: list[str]) -> None:
+    """Weight each matched term by how rare it is among the evidence sentences (IDF)."""
+    bags = [{stem(word) for word in words(sentence.text)} for sentence in sentences]
+    total = len(sentences)
+    weights: dict[str, float] = {}
+    for term in {*question_terms, *context_terms}:
+        frequency = sum(1 for bag in bags if term in bag)
+        if frequency:
+            weights[term] = math.log(1 + total / frequency)
+    for sentence, bag in zip(sentences, bags, strict=True):
+        own = sum(weights.get(term, 0.0) for term in question_terms if term in bag)
+        borrowed = sum(
+            0.5 * weights.get(term, 0.0)
+            for term in context_terms
+            if term in bag and term not in question_terms
+        )
+        score = own + borrowed
+        # Long sentences match more words by chance; an untrusted note ranks a little lower.
+        score /= 1 + len(bag) / 60
+        if sentence.untrusted:
+            score *= 0.8
+        sentence.score = score
+
+
+def compose_answer(messages: list[ChatMessage]) -> str:
+    """The extractive answer for a pack's messages."""
+    question, resolved = _question(messages)
+    question_terms = content_terms(question)
+    context_terms = content_terms(resolved) if resolved else []
+    sentences = _evidence_sentences(messages)
+    if not sentences or not (question_terms or context_terms):
+        return NOTHING_RELEVANT
+    _score(sentences, question_terms, context_terms)
+    ranked = sorted(
+        (sentence for sentence in sentences if sentence.score > 0),
+        key=lambda s: (-s.score, s.number, s.position),
+    )
+    if not ranked:
+        return NOTHING_RELEVANT
+    best = ranked[0].score
+    picked: list[_Sentence] = []
+    seen_texts: set[str] = set()
+    for sentence in ranked:
+        if len(picked) >= MAX_SENTENCES or sentence.score < best * 0.35:
+            break
+        key = sentence.text.casefold()
+        if key in seen_texts:
+            continue
+        seen_texts.add(key)
+        picked.append(sentence)
+    picked.sort(key=lambda s: (s.number, s.position))
+    parts = []
+    for sentence in picked:
+        text = sentence.text
+        if text[-1] not in ".!?…。！？":
+            text += "."
+        note = " (from an unverified source)" if sentence.untrusted else ""
+        parts.append(f"{text[:-1]}{note}{text[-1]} [{sentence.number}]")
+    return "From the notes: " + " ".join(parts)
+
+
+class OfflineProvider:
+    """A provider that needs no model: extractive, deterministic, always available."""
+
+    name = "offline"
+
+    def __init__(self, model: str = "extractive") -> None:
+        self.model = model or "extractive"
+
+    async def stream(
+        self, messages: list[ChatMessage], options: GenerationOptions | None = None
+    ) -> AsyncIterator[Chunk]:
+        answer = compose_answer(messages)
+        pieces = re.findall(r"\S+\s*", answer)
+        for index, piece in enumerate(pieces):
+            yield Chunk(text=piece)
+            # Give a consumer the chance to cancel between words, as it could with a model.
+            if index % 8 == 7:
+                await asyncio.sleep(0)
+        yield Chunk(usage=Usage(), done=True)
+
+    async def aclose(self) -> None:
+        return None

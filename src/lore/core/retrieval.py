@@ -1,0 +1,196 @@
+"""Which notes answer a question: follow-up resolution, then top-k from the index.
+
+Only active notes are searched (superseded notes and held or rejected claims, which live in
+quarantine/ and never in notes/, cannot be retrieved). Untrusted notes are retrieved but
+marked, so the pack and the answer can say so.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from lore.core.passages import content_terms, words
+from lore.core.turns import Turn
+from lore.core.vault import Vault
+
+_FOLLOWUP_OPENERS = (
+    "and", "but", "so", "also", "then", "what about", "how about", "why", "how come",
+    "same", "more", "else", "again", "ok", "okay",
+)  # fmt: skip
+_ANAPHORA = frozenset(
+    [
+        "it",
+        "its",
+        "it's",
+        "itself",
+        "that",
+        "this",
+        "those",
+        "these",
+        "they",
+        "them",
+        "their",
+        "theirs",
+        "he",
+        "she",
+        "him",
+        "her",
+        "his",
+        "hers",
+        "one",
+        "ones",
+        "former",
+        "latter",
+        "above",
+        "previous",
+        "last",
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "other",
+        "another",
+        "there",
+        "same",
+        "such",
+    ]
+)
+_NESTED = re.compile(r"^(.*?) \(following up on: (.*)\)$", re.DOTALL)
+_SHORT_QUESTION_WORDS = 3
+_MAX_CONTEXT_CHARS = 300
+_PREVIOUS_CITED_TITLES = 3
+
+
+@dataclass
+class EvidenceCandidate:
+    """A retrieved note, best first; the pack decides how much of it fits."""
+
+    rank: int
+    note_id: str
+    title: str
+    path: str
+    trust: str
+    score: float
+    body: str
+
+    @property
+    def untrusted(self) -> bool:
+        return self.trust == "untrusted"
+
+
+@dataclass
+class Retrieval:
+    question: str
+    resolved_question: str
+    followup: bool
+    query: str
+    terms: list[str]
+    candidates: list[EvidenceCandidate] = field(default_factory=list)
+    elapsed_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "resolved_question": self.resolved_question,
+            "followup": self.followup,
+            "query": self.query,
+            "notes": [
+                {"rank": c.rank, "id": c.note_id, "title": c.title, "trust": c.trust,
+                 "score": round(c.score, 4)}
+                for c in self.candidates
+            ],
+            "elapsed_ms": round(self.elapsed_ms, 2),
+        }  # fmt: skip
+
+
+def is_followup(question: str) -> bool:
+    """Whether `question` leans on the previous turn ("why?", "and the second one?")."""
+    lowered = " ".join(words(question))
+    tokens = lowered.split()
+    if not tokens:
+        return False
+    if len(tokens) <= _SHORT_QUESTION_WORDS:
+        return True
+    if any(lowered == opener or lowered.startswith(opener + " ") for opener in _FOLLOWUP_OPENERS):
+        return True
+    return any(token in _ANAPHORA for token in tokens)
+
+
+def resolve_followup(question: str, previous: Turn | None) -> tuple[str, bool]:
+    """(the question as retrieval should read it, whether it was a follow-up)."""
+    question = " ".join(question.split())
+    if previous is None or not is_followup(question):
+        return question, False
+    earlier = " ".join((previous.resolved_question or previous.question).split())
+    # A chain of follow-ups stays flat: "c (following up on: b; a)", newest context first.
+    nested = _NESTED.match(earlier)
+    if nested:
+        earlier = f"{nested.group(1)}; {nested.group(2)}"
+    if len(earlier) > _MAX_CONTEXT_CHARS:
+        earlier = earlier[:_MAX_CONTEXT_CHARS].rsplit(" ", 1)[0] + " …"
+    return f"{question} (following up on: {earlier})", True
+
+
+def _search_query(terms: list[str], context_terms: list[str]) -> str:
+    # The question's own words count twice as much as those borrowed from the previous turn.
+    boosted = [f"{term}^2" for term in terms]
+    borrowed = [term for term in context_terms if term not in terms]
+    return " ".join(boosted + borrowed)
+
+
+def _cited_titles(vault: Vault, previous: Turn) -> list[str]:
+    titles = []
+    for note_id in previous.cited[:_PREVIOUS_CITED_TITLES]:
+        for fields in vault.index.lookup(id=note_id):
+            titles.append(str(fields.get("title", "")))
+    return titles
+
+
+def retrieve(
+    vault: Vault, question: str, *, previous: Turn | None = None, top_k: int | None = None
+) -> Retrieval:
+    """Resolve a follow-up against `previous`, then fetch the top-k active notes."""
+    started = time.perf_counter()
+    limit = top_k if top_k is not None else vault.config.ask.top_k
+    resolved, followup = resolve_followup(question, previous)
+    own_terms = content_terms(question)
+    context_terms: list[str] = []
+    if followup and previous is not None:
+        context_terms = content_terms(previous.resolved_question or previous.question)
+        for title in _cited_titles(vault, previous):
+            context_terms.extend(content_terms(title))
+    # Terms are bare words: punctuation, quotes and field syntax from a pasted question must
+    # not turn into query operators.
+    safe = [re.sub(r"\W", "", term) for term in own_terms]
+    safe_context = [re.sub(r"\W", "", term) for term in context_terms]
+    query = _search_query([t for t in safe if t], [t for t in safe_context if t])
+    retrieval = Retrieval(
+        question=question,
+        resolved_question=resolved,
+        followup=followup,
+        query=query,
+        terms=list(dict.fromkeys(own_terms + context_terms)),
+    )
+    if query and limit > 0:
+        hits = vault.index.search(query, limit=limit, status="active", snippets=False)
+        for hit in hits:
+            note, _ = vault.load_note(hit.path)
+            if note is None or note.status != "active":
+                continue
+            retrieval.candidates.append(
+                EvidenceCandidate(
+                    rank=len(retrieval.candidates) + 1,
+                    note_id=note.id,
+                    title=note.title,
+                    path=note.path,
+                    trust=note.trust,
+                    score=hit.score,
+                    body=note.body,
+                )
+            )
+    retrieval.elapsed_ms = (time.perf_counter() - started) * 1000
+    return retrieval

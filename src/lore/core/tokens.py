@@ -1,0 +1,60 @@
+"""The one token estimator Lore uses everywhere: packs, budgets, history, metrics.
+
+Real tokenizers differ per model and are too slow to load for a budget check, so Lore counts
+with a rule that errs on the high side for every common tokenizer:
+
+    tokens = max(ceil(characters / 4), ceil(words * 1.3), characters outside ASCII)
+
+Characters / 4 covers English prose and code; words * 1.3 covers text of many short words;
+counting each non-ASCII character as a token covers Chinese, Japanese, Korean and emoji,
+which tokenizers split into about one token per character. A prompt that fits this estimate
+fits the model's window. Provider-reported counts are stored beside the estimate, never
+instead of it.
+"""
+
+from __future__ import annotations
+
+# Each chat message costs a few tokens of role and framing on top of its content.
+MESSAGE_OVERHEAD_TOKENS = 4
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count for `text` (0 for the empty string)."""
+    if not text:
+        return 0
+    characters = len(text)
+    by_characters = -(-characters // 4)
+    by_words = -(-len(text.split()) * 13 // 10)
+    if text.isascii():
+        return max(by_characters, by_words)
+    non_ascii = characters - len(text.encode("ascii", "ignore"))
+    return max(by_characters, by_words, non_ascii)
+
+
+def estimate_message_tokens(content: str) -> int:
+    """The cost of one chat message holding `content`, framing included."""
+    return estimate_tokens(content) + MESSAGE_OVERHEAD_TOKENS
+
+
+def truncate_to_tokens(text: str, max_tokens: int, marker: str = " …") -> str:
+    """The longest prefix of `text` (cut at a word boundary, `marker` added) within `max_tokens`.
+
+    Returns "" when not even the marker fits.
+    """
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    if estimate_tokens(marker.strip()) > max_tokens:
+        return ""
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if estimate_tokens(text[:middle] + marker) <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    cut = text[:low]
+    space = cut.rfind(" ")
+    if space > len(cut) // 2:
+        cut = cut[:space]
+    cut = cut.rstrip()
+    return (cut + marker) if cut else marker.strip()
