@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from pathlib import Path
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -78,7 +79,8 @@ def pane_class(spec: str) -> type[Widget]:
 
 
 class LoreApp(App[None]):
-    CSS_PATH = "lore.tcss"
+    # Absolute, so subclasses defined elsewhere (tests, benchmarks) find the same stylesheet.
+    CSS_PATH = Path(__file__).parent / "lore.tcss"
     TITLE = "Lore"
     COMMANDS: ClassVar[set[Any]] = {LoreCommands}
     PANE_LABELS: ClassVar[dict[str, str]] = {pane_id: label for pane_id, label, _ in PANES}
@@ -213,11 +215,14 @@ class LoreApp(App[None]):
         self.show_pane("notes")
         self.call_after_refresh(self._open_in_notes, ref)
 
-    def _open_in_notes(self, ref: str) -> None:
+    def _open_in_notes(self, ref: str, attempts: int = 40) -> None:
         widget = self.pane("notes")
         opener = getattr(widget, "open_note", None)
         if callable(opener):
             opener(ref)
+        elif attempts:
+            # Just after start-up the lazily mounted pane may not exist yet.
+            self.set_timer(0.05, lambda: self._open_in_notes(ref, attempts - 1))
 
     def on_open_note(self, message: OpenNote) -> None:
         message.stop()

@@ -1,0 +1,144 @@
+"""The app frame: header, five panes by number key, F1 help, keymap, and changes from outside."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from pane_harness import wait_until
+from textual.widgets import Markdown, Static, TabbedContent
+
+from lore.core.changes import VaultWatcher
+from lore.core.vault import Vault
+from lore.tui import app as app_module
+from lore.tui.app import PANES, LoreApp
+from lore.tui.messages import OpenNote
+from lore.tui.widgets.help_screen import HelpScreen
+from lore.tui.widgets.meter import ContextMeter, meter_level
+
+
+async def test_first_screen_shows_vault_provider_meter_and_five_tabs(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)):
+        header = str(app.query_one("#header-vault", Static).render())
+        assert "Solar System" in header
+        assert "offline" in str(app.query_one("#header-model", Static).render())
+        meter = app.query_one(ContextMeter)
+        assert f"/{sample_vault.config.ask.budget_tokens:,}" in str(meter.render())
+        tabs = app.query_one(TabbedContent)
+        labels = [str(tabs.get_tab(pane_id).label) for pane_id, _, _ in PANES]
+        assert labels[0] == "1 Ask" and labels[-1] == "5 Notes"
+        assert tabs.active == "ask"
+
+
+async def test_number_keys_switch_panes_even_with_alt_while_typing(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        app.set_focus(None)
+        for number, (pane_id, _, _) in enumerate(PANES, 1):
+            await pilot.press(str(number))
+            assert app.active_pane == pane_id
+        await pilot.press("alt+1")
+        assert app.active_pane == "ask"
+
+
+async def test_quarantine_tab_shows_how_many_claims_are_held(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)):
+        await wait_until(lambda: app.quarantine_count is not None, message="never counted")
+        label = str(app.tabs.get_tab("quarantine").label)
+        assert label == f"4 Quarantine ({app.quarantine_count})"
+
+
+async def test_f1_shows_help_for_the_focused_pane_with_its_keys(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("alt+5")
+        await wait_until(lambda: app.active_pane == "notes")
+        await pilot.press("f1")
+        await wait_until(lambda: isinstance(app.screen, HelpScreen))
+        text = app.screen.query_one(Markdown).source
+        assert text.startswith("# Notes")
+        assert "app.help" in text and "notes.search" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_keymap_in_lore_yaml_remaps_keys_and_names_unknown_ids(sample_vault: Vault) -> None:
+    sample_vault.config.keymap = {"app.pane.notes": "ctrl+n", "app.no-such": "x"}
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(
+            lambda: any("unknown binding id 'app.no-such'" in n.message for n in app._notifications)
+        )
+        app.set_focus(None)
+        await pilot.press("5")
+        assert app.active_pane == "ask"
+        await pilot.press("ctrl+n")
+        assert app.active_pane == "notes"
+
+
+async def test_open_note_message_shows_the_note_in_notes_pane(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)):
+        app.post_message(OpenNote("Europa"))
+        await wait_until(lambda: app.active_pane == "notes")
+
+        def shown_title() -> str | None:
+            notes = app.pane("notes")
+            current = getattr(notes, "current", None)
+            return current.note.title if current else None
+
+        await wait_until(lambda: shown_title() == "Europa", message="the note never opened")
+
+
+async def test_writes_by_another_process_reach_the_panes(
+    sample_vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(app_module, "POLL_SECONDS", 0.2)
+    seen: list[frozenset[str]] = []
+
+    class Recording(LoreApp):
+        def broadcast_change(self, kinds: frozenset[str]) -> None:
+            seen.append(kinds)
+            super().broadcast_change(kinds)
+
+    app = Recording(sample_vault)
+    async with app.run_test(size=(120, 36)):
+        await wait_until(lambda: app.watcher._seen is not None, message="the watcher never started")
+        # A second process: a separate interpreter creates a note through its own Vault.
+        code = (
+            "import sys; from pathlib import Path; from lore.core.vault import Vault;"
+            "v = Vault.open(Path(sys.argv[1])); v.create_note('Comet Borrelly', 'A comet.'); v.close()"
+        )
+        subprocess.run([sys.executable, "-c", code, str(sample_vault.root)], check=True)
+        sample_vault.layout.history.write_text(
+            json.dumps({"time": "2026-01-01T00:00:00Z", "question": "q"}) + "\n", encoding="utf-8"
+        )
+        await wait_until(
+            lambda: any("notes" in kinds for kinds in seen)
+            and any("history" in kinds for kinds in seen),
+            timeout=8,
+            message=f"changes not noticed: {seen}",
+        )
+        assert sample_vault.index.lookup(title_key="comet borrelly")
+
+
+def test_watcher_reports_each_kind_once(vault: Vault) -> None:
+    watcher = VaultWatcher(vault)
+    assert watcher.poll() == frozenset()
+    vault.layout.metrics.write_text("{}\n", encoding="utf-8")
+    (vault.layout.quarantine / "c1").mkdir(parents=True)
+    (vault.layout.quarantine / "c1" / "claim.json").write_text("{}", encoding="utf-8")
+    assert watcher.poll() == frozenset({"metrics", "quarantine"})
+    assert watcher.poll() == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("used", "budget", "level"),
+    [(0, 4096, "low"), (2500, 4096, "mid"), (3900, 4096, "high"), (5000, 4096, "high")],
+)
+def test_meter_colours_as_it_fills(used: int, budget: int, level: str) -> None:
+    assert meter_level(used, budget) == level
