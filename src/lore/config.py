@@ -41,6 +41,8 @@ class IngestSettings(StrictModel):
     url_max_bytes: int = Field(default=10_000_000, gt=0)
     url_max_redirects: int = Field(default=5, ge=0)
     extract_retries: int = Field(default=2, ge=0, le=10)
+    # Longer paragraphs become several claims, split on sentence boundaries.
+    max_claim_chars: int = Field(default=1000, ge=100)
 
 
 class GateSettings(StrictModel):
@@ -51,6 +53,8 @@ class GateSettings(StrictModel):
     hostile_source_ratio: float = Field(default=0.5, gt=0, le=1)
     duplicate_threshold: float = Field(default=0.85, gt=0, le=1)
     contradiction_threshold: float = Field(default=0.5, gt=0, le=1)
+    # An untrusted claim sharing this much of its wording with a trusted note is on its subject.
+    subject_threshold: float = Field(default=0.3, gt=0, le=1)
 
 
 class ProviderSettings(StrictModel):

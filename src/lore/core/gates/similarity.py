@@ -1,0 +1,215 @@
+"""Gate 5, similarity: duplicates merge, close-but-different claims next to trusted notes wait.
+
+No model is needed. Each claim already in the vault is reduced to two bottom-k sketches (the
+k smallest hashes of its content words and of its three-word shingles). Candidates come from
+buckets keyed by those hashes, so a new claim is compared with a handful of neighbours, never
+with every note. When both sets are smaller than k the estimate is the exact Jaccard index.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from lore.core.gates.types import TRUST_RANK, Claim
+
+SKETCH_SIZE = 24
+# A bucket this full belongs to a word that is everywhere: it says nothing about closeness.
+MAX_BUCKET = 400
+_WORD = re.compile(r"\w+")
+_FOOTNOTE = re.compile(r"\s*\[\^\d+\]")
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "not",
+        "no",
+        "der",
+        "die",
+        "das",
+        "und",
+        "ist",
+        "le",
+        "la",
+        "les",
+        "et",
+        "est",
+        "el",
+        "los",
+        "las",
+        "y",
+        "es",
+        "il",
+        "di",
+        "che",
+    ]
+)
+
+
+def _sketch(values: set[int]) -> tuple[int, ...]:
+    return tuple(sorted(values)[:SKETCH_SIZE])
+
+
+def words_of(text: str) -> list[str]:
+    return _WORD.findall(_FOOTNOTE.sub("", text).casefold())
+
+
+def sketches(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    words = words_of(text)
+    content = {hash(word) for word in words if word not in STOP_WORDS}
+    if len(words) < 3:
+        shingles = {hash(" ".join(words))} if words else set()
+    else:
+        shingles = {hash((words[i], words[i + 1], words[i + 2])) for i in range(len(words) - 2)}
+    return _sketch(content), _sketch(shingles)
+
+
+def estimate(a: tuple[int, ...], b: tuple[int, ...]) -> float:
+    """Bottom-k estimate of the Jaccard index of the two sets the sketches came from."""
+    if not a or not b:
+        return 0.0
+    set_a, set_b = set(a), set(b)
+    union = sorted(set_a | set_b)[:SKETCH_SIZE]
+    shared = sum(1 for value in union if value in set_a and value in set_b)
+    return shared / len(union)
+
+
+@dataclass
+class _Entry:
+    path: str
+    trust: str
+    text: str
+    words: tuple[int, ...]
+    shingles: tuple[int, ...]
+
+
+@dataclass
+class Match:
+    path: str
+    trust: str
+    text: str
+    word_similarity: float
+    shingle_similarity: float
+
+
+class SimilarityIndex:
+    """Sketches of the active claims in the vault, added to as claims are filed."""
+
+    def __init__(self) -> None:
+        self._entries: list[_Entry | None] = []
+        self._word_buckets: dict[int, list[int]] = {}
+        self._shingle_buckets: dict[int, list[int]] = {}
+        self._by_path: dict[str, list[int]] = {}
+
+    def __len__(self) -> int:
+        return sum(1 for entry in self._entries if entry is not None)
+
+    def add(self, text: str, path: str, trust: str) -> None:
+        words, shingles = sketches(text)
+        if not words and not shingles:
+            return
+        number = len(self._entries)
+        self._entries.append(_Entry(path, trust, text, words, shingles))
+        for value in words:
+            self._word_buckets.setdefault(value, []).append(number)
+        for value in shingles:
+            self._shingle_buckets.setdefault(value, []).append(number)
+        self._by_path.setdefault(path, []).append(number)
+
+    def remove_path(self, path: str) -> None:
+        for number in self._by_path.pop(path, []):
+            self._entries[number] = None
+
+    def set_trust(self, path: str, trust: str) -> None:
+        for number in self._by_path.get(path, []):
+            entry = self._entries[number]
+            if entry is not None:
+                entry.trust = trust
+
+    def nearest(self, text: str, limit: int = 5) -> list[Match]:
+        words, shingles = sketches(text)
+        hits: Counter[int] = Counter()
+        for buckets, values in ((self._word_buckets, words), (self._shingle_buckets, shingles)):
+            for value in values:
+                bucket = buckets.get(value)
+                if bucket and len(bucket) <= MAX_BUCKET:
+                    hits.update(bucket)
+        matches = []
+        for number, _ in hits.most_common(limit * 4):
+            entry = self._entries[number]
+            if entry is None:
+                continue
+            matches.append(
+                Match(
+                    path=entry.path,
+                    trust=entry.trust,
+                    text=entry.text,
+                    word_similarity=estimate(words, entry.words),
+                    shingle_similarity=estimate(shingles, entry.shingles),
+                )
+            )
+        matches.sort(key=lambda m: (m.shingle_similarity, m.word_similarity), reverse=True)
+        return matches[:limit]
+
+
+@dataclass
+class SimilarityOutcome:
+    decision: str  # "admit", "merge" or "hold"
+    reasons: list[str]
+    match: Match | None = None
+
+
+def check(
+    claim: Claim, index: SimilarityIndex, duplicate_threshold: float, contradiction_threshold: float
+) -> SimilarityOutcome:
+    matches = index.nearest(claim.text, limit=5)
+    for match in matches:
+        if match.shingle_similarity >= duplicate_threshold:
+            return SimilarityOutcome(
+                "merge",
+                [
+                    f"near-duplicate of {match.path} ({match.shingle_similarity:.0%} shingles shared)"
+                ],
+                match,
+            )
+    for match in sorted(matches, key=lambda m: m.word_similarity, reverse=True):
+        if (
+            match.trust == "trusted"
+            and TRUST_RANK[claim.trust] < TRUST_RANK["trusted"]
+            and match.word_similarity >= contradiction_threshold
+        ):
+            return SimilarityOutcome(
+                "hold",
+                [
+                    f"possible contradiction with trusted note {match.path} "
+                    f"({match.word_similarity:.0%} of words shared, wording differs)"
+                ],
+                match,
+            )
+    return SimilarityOutcome("admit", [])

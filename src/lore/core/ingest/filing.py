@@ -1,0 +1,269 @@
+"""Filing admitted claims into notes, and what the vault already holds that filing needs.
+
+A claim goes into the note for its source section ("Title — Section"), or into an existing
+note on the same subject when that note is at most as trusted as the claim. Each claim ends
+with a `[^srcN]` footnote naming its source, so an answer quoting it can cite the source.
+Notes are changed in memory and written at `flush()`, atomically, one file at a time.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from lore.config import TrustLevel
+from lore.core.gates.similarity import SimilarityIndex
+from lore.core.gates.types import TRUST_RANK, Claim
+from lore.core.notes import Note, Source, new_note_id, render_note, utc_now
+from lore.core.slug import slugify, unique_name
+from lore.core.storage import atomic_write_text
+from lore.core.vault import Vault
+
+_FOOTNOTE_DEF = re.compile(r"^\[\^src\d+\]:")
+_HEADING = re.compile(r"^#{1,6}\s")
+
+
+@dataclass
+class NoteInfo:
+    path: str
+    title: str
+    trust: str
+    status: str
+    origin_uri: str | None
+    origin_sha: str | None
+    writable: bool
+
+
+def claim_paragraphs(body: str) -> list[str]:
+    """The paragraphs of a note body that state something (headings and footnotes left out)."""
+    found = []
+    for block in re.split(r"\n\s*\n", body):
+        block = block.strip()
+        if not block or _HEADING.match(block) or _FOOTNOTE_DEF.match(block):
+            continue
+        found.append(block)
+    return found
+
+
+class Catalog:
+    """Titles, origins and similarity sketches of the notes in a vault, read in one pass."""
+
+    def __init__(self) -> None:
+        self.notes: dict[str, NoteInfo] = {}
+        self.titles: dict[str, str] = {}
+        self.by_origin: dict[str, list[str]] = {}
+        self.index = SimilarityIndex()
+        self.trusted_titles: dict[str, str] = {}
+
+    @classmethod
+    def build(cls, vault: Vault) -> Catalog:
+        catalog = cls()
+        for note in vault.iter_notes():
+            catalog.add(note, index_body=True)
+        return catalog
+
+    def add(self, note: Note, *, index_body: bool) -> None:
+        origin = note.extra.get("origin")
+        origin_uri = (
+            str(origin.get("uri")) if isinstance(origin, dict) and origin.get("uri") else None
+        )
+        origin_sha = str(origin.get("sha256", "")) if isinstance(origin, dict) else None
+        info = NoteInfo(
+            note.path, note.title, note.trust, note.status, origin_uri, origin_sha, note.writable
+        )
+        self.notes[note.path] = info
+        self.titles.setdefault(note.title.casefold(), note.path)
+        if origin_uri:
+            paths = self.by_origin.setdefault(origin_uri, [])
+            if note.path not in paths:
+                paths.append(note.path)
+        if note.status == "active":
+            if note.trust == "trusted":
+                self.trusted_titles.setdefault(note.title.casefold(), note.path)
+            if index_body:
+                for paragraph in claim_paragraphs(note.body):
+                    self.index.add(paragraph, note.path, note.trust)
+
+    def forget_title(self, title: str, path: str) -> None:
+        key = title.casefold()
+        if self.titles.get(key) == path:
+            del self.titles[key]
+        if self.trusted_titles.get(key) == path:
+            del self.trusted_titles[key]
+
+
+@dataclass
+class NoteChange:
+    path: str
+    before: str | None
+    after: str
+
+
+def section_title(claim: Claim) -> str:
+    section = " ".join(claim.section.split())
+    title = " ".join(claim.source_title.split()) or "Untitled source"
+    if not section or section.casefold() == title.casefold():
+        return title
+    return f"{title} — {section}"
+
+
+def _source_label(uri: str) -> str:
+    parsed = urllib.parse.urlsplit(uri)
+    if parsed.scheme in ("http", "https"):
+        return parsed.hostname or uri
+    return PurePosixPath(parsed.path or uri).name or uri
+
+
+@dataclass
+class Filer:
+    vault: Vault
+    catalog: Catalog
+    pending: dict[str, Note] = field(default_factory=dict)
+    before: dict[str, str | None] = field(default_factory=dict)
+
+    # -- reading and staging -----------------------------------------------------------------
+
+    def _load(self, path: str) -> Note:
+        if path not in self.pending:
+            file = self.vault.root / path
+            self.before[path] = file.read_text(encoding="utf-8") if file.exists() else None
+            self.pending[path] = self.vault.read_note(path)
+        return self.pending[path]
+
+    def _new_note(self, title: str, claim: Claim, pinned: bool) -> Note:
+        folder = self.vault.layout.notes
+        taken = {PurePosixPath(path).name for path in self.pending}
+        name = unique_name(slugify(title), lambda name: name in taken or (folder / name).exists())
+        path = self.vault.relpath(folder / name)
+        now = utc_now()
+        extra: dict[str, object] = {
+            "origin": {"uri": claim.source_uri, "sha256": claim.source_sha256}
+        }
+        if pinned:
+            extra["trust_pinned"] = True
+        note = Note(
+            path=path,
+            id=new_note_id(),
+            title=title,
+            body="",
+            created=now,
+            updated=now,
+            sources=[Source(claim.source_uri, claim.source_sha256, claim.source_title)],
+            trust=claim.trust,
+            status="active",
+            extra=extra,
+        )
+        self.pending[path] = note
+        self.before[path] = None
+        self.catalog.add(note, index_body=False)
+        return note
+
+    @staticmethod
+    def _source_number(note: Note, claim: Claim) -> int:
+        for number, source in enumerate(note.sources, 1):
+            if source.uri == claim.source_uri and source.sha256 == claim.source_sha256:
+                return number
+        note.sources.append(Source(claim.source_uri, claim.source_sha256, claim.source_title))
+        return len(note.sources)
+
+    @staticmethod
+    def _rewrite_body(note: Note, new_paragraph: str | None) -> None:
+        lines = [line for line in note.body.rstrip().split("\n") if not _FOOTNOTE_DEF.match(line)]
+        body = "\n".join(lines).rstrip()
+        if new_paragraph:
+            body = f"{body}\n\n{new_paragraph}" if body else new_paragraph
+        definitions = [
+            f"[^src{number}]: {source.title or source.uri} <{source.uri}>"
+            for number, source in enumerate(note.sources, 1)
+        ]
+        note.body = body + "\n\n" + "\n".join(definitions) + "\n"
+
+    # -- filing --------------------------------------------------------------------------------
+
+    def admit(self, claim: Claim, *, pinned: bool = False) -> tuple[str, bool]:
+        """File a claim; (note path, whether it joined a note from another source)."""
+        title = section_title(claim)
+        note = self._target(title, claim)
+        if note is None and title.casefold() in self.catalog.titles:
+            # The title belongs to a note this claim may not join: file it beside that note.
+            title = f"{title} ({_source_label(claim.source_uri)})"
+            note = self._target(title, claim)
+        if note is None:
+            note = self._new_note(self._free_title(title), claim, pinned)
+        info = self.catalog.notes.get(note.path)
+        joined = bool(info and info.origin_uri != claim.source_uri)
+        number = self._source_number(note, claim)
+        separator = "\n" if "\n" in claim.text else " "
+        self._rewrite_body(note, f"{claim.text}{separator}[^src{number}]")
+        note.updated = utc_now()
+        self.catalog.index.add(claim.text, note.path, note.trust)
+        return note.path, joined
+
+    def _target(self, title: str, claim: Claim) -> Note | None:
+        """The existing note `claim` may join under `title`, if there is one."""
+        for key in (title.casefold(), claim.section.casefold().strip()):
+            path = self.catalog.titles.get(key) if key else None
+            info = self.catalog.notes.get(path) if path else None
+            if info is None or info.status != "active" or not info.writable:
+                continue
+            same_source = info.origin_uri == claim.source_uri
+            if same_source and info.origin_sha != claim.source_sha256:
+                continue  # an earlier version of this source: superseded, not extended
+            if TRUST_RANK[claim.trust] >= TRUST_RANK.get(info.trust, 0) or same_source:
+                return self._load(info.path)
+        return None
+
+    def _free_title(self, title: str) -> str:
+        candidate, number = title, 2
+        while candidate.casefold() in self.catalog.titles:
+            candidate = f"{title} ({number})"
+            number += 1
+        return candidate
+
+    def merge(self, claim: Claim, path: str) -> str:
+        """A near-duplicate: the note gains the claim's source, its text stays as it is."""
+        note = self._load(path)
+        before = len(note.sources)
+        self._source_number(note, claim)
+        if len(note.sources) != before:
+            self._rewrite_body(note, None)
+            note.updated = utc_now()
+        return path
+
+    def supersede(self, uri: str, new_sha: str) -> list[str]:
+        """Mark the notes made from earlier versions of `uri` as superseded (kept, not deleted)."""
+        changed = []
+        for path in list(self.catalog.by_origin.get(uri, [])):
+            info = self.catalog.notes.get(path)
+            if info is None or info.status != "active" or info.origin_sha == new_sha:
+                continue
+            if not info.writable:
+                continue
+            note = self._load(path)
+            self.catalog.forget_title(note.title, path)
+            note.status = "superseded"
+            note.title = f"{note.title} (superseded {(info.origin_sha or '')[:8]})"
+            note.extra["superseded_by"] = new_sha
+            note.updated = utc_now()
+            info.status = "superseded"
+            self.catalog.index.remove_path(path)
+            changed.append(path)
+        return changed
+
+    def set_trust(self, path: str, trust: TrustLevel) -> None:
+        note = self._load(path)
+        note.trust = trust
+        self.catalog.index.set_trust(path, trust)
+
+    def flush(self, *, write: bool = True) -> list[NoteChange]:
+        changes = []
+        for path, note in self.pending.items():
+            text = render_note(note)
+            if write:
+                atomic_write_text(self.vault.resolve_inside(path), text)
+            changes.append(NoteChange(path, self.before.get(path), text))
+        self.pending.clear()
+        self.before.clear()
+        return changes

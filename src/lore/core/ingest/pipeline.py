@@ -1,0 +1,374 @@
+"""Ingestion from end to end: read, chunk, extract, gate, file, hold, audit, record.
+
+Provenance makes it resumable: a source is recorded in `raw/sources.jsonl` only after all of
+its notes, held claims and audit records are written. Running the same ingest again after a
+crash reads the source again, finds the claims already filed (they merge as duplicates) and
+finishes the job; an unchanged, recorded source does no work at all.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from lore.config import TrustLevel
+from lore.core.audit import AuditEntry, AuditLog
+from lore.core.gates import GateContext, Verdict, run_gates
+from lore.core.gates.llm import AsyncRunner
+from lore.core.gates.review import Reviewer
+from lore.core.ingest.chunking import chunk
+from lore.core.ingest.extract import Extractor
+from lore.core.ingest.filing import Catalog, Filer
+from lore.core.ingest.sources import (
+    SourceDocument,
+    SourceError,
+    document_from_text,
+    is_url,
+    read_file,
+    read_url,
+    walk,
+)
+from lore.core.notes import utc_now
+from lore.core.providers.base import Provider
+from lore.core.quarantine import Quarantine
+from lore.core.storage import append_record, atomic_write_bytes, iter_records
+from lore.core.trust_rules import TrustRules
+from lore.core.vault import Vault
+
+Outcome = Literal["admitted", "merged", "held", "unchanged", "failed"]
+
+
+@dataclass
+class SourceOutcome:
+    target: str
+    outcome: Outcome
+    uri: str = ""
+    title: str = ""
+    trust: str = ""
+    sha256: str = ""
+    admitted: int = 0
+    merged: int = 0
+    held: int = 0
+    reasons: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    held_ids: list[str] = field(default_factory=list)
+    superseded: list[str] = field(default_factory=list)
+    bytes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "outcome": self.outcome,
+            "uri": self.uri,
+            "title": self.title,
+            "trust": self.trust,
+            "sha256": self.sha256,
+            "admitted": self.admitted,
+            "merged": self.merged,
+            "held": self.held,
+            "reasons": list(self.reasons),
+            "notes": list(self.notes),
+            "held_ids": list(self.held_ids),
+            "superseded": list(self.superseded),
+        }
+
+
+@dataclass
+class IngestReport:
+    sources: list[SourceOutcome] = field(default_factory=list)
+    dry_run: bool = False
+    elapsed_s: float = 0.0
+
+    def counts(self) -> dict[str, int]:
+        counted = Counter(source.outcome for source in self.sources)
+        return {
+            name: counted.get(name, 0)
+            for name in ("admitted", "merged", "held", "unchanged", "failed")
+        }
+
+    def claim_counts(self) -> dict[str, int]:
+        return {
+            "admitted": sum(source.admitted for source in self.sources),
+            "merged": sum(source.merged for source in self.sources),
+            "held": sum(source.held for source in self.sources),
+        }
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(source.bytes for source in self.sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "dry_run": self.dry_run,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "sources": [source.to_dict() for source in self.sources],
+            "counts": self.counts(),
+            "claims": self.claim_counts(),
+        }
+
+
+@dataclass
+class IngestEvent:
+    """Progress: `planned` once with the total, then `done` after each source."""
+
+    kind: Literal["planned", "done"]
+    total: int
+    done: int = 0
+    outcome: SourceOutcome | None = None
+
+
+ProgressCallback = Callable[[IngestEvent], None]
+
+
+def _plan(targets: list[str], recursive: bool) -> list[tuple[str, str | Path | None]]:
+    """(label, what to read) per source; None when the target itself is unusable."""
+    planned: list[tuple[str, str | Path | None]] = []
+    for target in targets:
+        if is_url(target):
+            planned.append((target, target))
+            continue
+        path = Path(target).expanduser()
+        if path.is_dir():
+            files = walk(path, recursive)
+            if not files:
+                planned.append((target, None))
+            planned.extend((str(file), file) for file in files)
+        else:
+            planned.append((target, path))
+    return planned
+
+
+class IngestSession:
+    """Everything one ingest run shares: the catalog of notes, rules, gates and writers."""
+
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        trust: TrustLevel | None,
+        dry_run: bool,
+        provider: Provider | None,
+        read_url_with: Callable[[str], SourceDocument] | None = None,
+    ) -> None:
+        self.vault = vault
+        self.trust = trust
+        self.dry_run = dry_run
+        config = vault.config
+        self.rules = TrustRules.load(vault.layout.trust_rules)
+        self.catalog = Catalog.build(vault)
+        self.runner = AsyncRunner()
+        retries = config.ingest.extract_retries
+        self.extractor = Extractor(
+            max_claim_chars=config.ingest.max_claim_chars,
+            provider=provider,
+            runner=self.runner,
+            retries=retries,
+        )
+        self.gates = GateContext(
+            settings=config.gates,
+            index=self.catalog.index,
+            reviewer=Reviewer(provider, self.runner, retries),
+            trusted_titles=self.catalog.trusted_titles,
+        )
+        self.quarantine = Quarantine(vault)
+        self.audit = AuditLog(vault)
+        self.ledger_path = vault.layout.raw / "sources.jsonl"
+        self.ledger: dict[str, str] = {}
+        for record in iter_records(self.ledger_path):
+            if record.get("uri") and record.get("sha256"):
+                self.ledger[str(record["uri"])] = str(record["sha256"])
+        self._read_url = read_url_with or (lambda url: read_url(url, config.ingest))
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def read(self, what: str | Path | None) -> SourceDocument:
+        if what is None:
+            raise SourceError("no readable documents there (.md, .txt, .rst, .html)")
+        if isinstance(what, str):
+            return self._read_url(what)
+        if not what.exists():
+            raise SourceError("no such file or folder")
+        return read_file(what, self.vault.config.ingest)
+
+    def ingest_document(
+        self, label: str, document: SourceDocument, explicit_trust: TrustLevel | None
+    ) -> SourceOutcome:
+        trust = explicit_trust or self.trust or self.rules.level_for(document.uri)[0]
+        outcome = SourceOutcome(
+            label,
+            "admitted",
+            document.uri,
+            document.title,
+            trust,
+            document.sha256,
+            bytes=len(document.raw),
+        )
+        if self.ledger.get(document.uri) == document.sha256:
+            outcome.outcome = "unchanged"
+            return outcome
+        settings = self.vault.config.ingest
+        claims = self.extractor.claims(
+            document,
+            chunk(document.text, document.format, document.title, settings.chunk_chars),
+            trust,
+        )
+        if not claims:
+            outcome.outcome = "failed"
+            outcome.reasons = ["no text found in the document"]
+            return outcome
+        if not self.dry_run:
+            raw_copy = self.vault.layout.raw / document.sha256
+            if not raw_copy.exists():
+                atomic_write_bytes(raw_copy, document.raw)
+        filer = Filer(self.vault, self.catalog)
+        if document.uri in self.ledger:
+            outcome.superseded = filer.supersede(document.uri, document.sha256)
+        verdicts = run_gates(claims, self.gates)
+        notes: list[str] = []
+        held: list[Verdict] = []
+        for verdict in verdicts:
+            if verdict.decision == "admit":
+                path, joined = filer.admit(
+                    verdict.claim, pinned=explicit_trust is not None or self.trust is not None
+                )
+                if joined:
+                    outcome.merged += 1
+                else:
+                    outcome.admitted += 1
+                notes.append(path)
+            elif verdict.decision == "merge" and verdict.related_path:
+                notes.append(filer.merge(verdict.claim, verdict.related_path))
+                outcome.merged += 1
+            else:
+                held.append(verdict)
+        outcome.held = len(held)
+        outcome.held_ids = [verdict.claim.id for verdict in held]
+        outcome.notes = sorted(set(notes))
+        outcome.reasons = _held_reasons(held)
+        if outcome.admitted:
+            outcome.outcome = "admitted"
+        elif outcome.merged:
+            outcome.outcome = "merged"
+        else:
+            outcome.outcome = "held"
+        filer.flush(write=not self.dry_run)
+        if self.dry_run:
+            return outcome
+        self.quarantine.hold(held)
+        self.audit.append_many(
+            [
+                AuditEntry(
+                    verdict.claim.id,
+                    document.uri,
+                    verdict.gate,
+                    {"admit": "admitted", "merge": "merged", "hold": "held"}[verdict.decision],
+                    verdict.reasons,
+                    "lore",
+                )
+                for verdict in verdicts
+            ]
+        )
+        append_record(
+            self.ledger_path,
+            {
+                "uri": document.uri,
+                "sha256": document.sha256,
+                "title": document.title,
+                "trust": trust,
+                "time": utc_now(),
+                "admitted": outcome.admitted,
+                "merged": outcome.merged,
+                "held": outcome.held,
+            },
+        )
+        self.ledger[document.uri] = document.sha256
+        return outcome
+
+
+def _held_reasons(held: list[Verdict]) -> list[str]:
+    by_gate: dict[str, list[str]] = {}
+    for verdict in held:
+        by_gate.setdefault(verdict.gate, []).extend(verdict.reasons[:1])
+    reasons = []
+    for gate, found in by_gate.items():
+        first = found[0] if found else ""
+        more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+        reasons.append(f"{gate}: {first}{more}")
+    return reasons
+
+
+def ingest(
+    vault: Vault,
+    targets: list[str],
+    *,
+    trust: TrustLevel | None = None,
+    recursive: bool = False,
+    dry_run: bool = False,
+    provider: Provider | None = None,
+    progress: ProgressCallback | None = None,
+    read_url_with: Callable[[str], SourceDocument] | None = None,
+) -> IngestReport:
+    """Read every target (file, folder or URL) through the gates into the vault."""
+    started = time.perf_counter()
+    report = IngestReport(dry_run=dry_run)
+    planned = _plan(targets, recursive)
+    if progress:
+        progress(IngestEvent("planned", len(planned)))
+    if not dry_run:
+        vault.ensure_writable()
+    with vault.lock():
+        session = IngestSession(
+            vault, trust=trust, dry_run=dry_run, provider=provider, read_url_with=read_url_with
+        )
+        try:
+            for label, what in planned:
+                try:
+                    document = session.read(what)
+                    outcome = session.ingest_document(label, document, None)
+                except SourceError as exc:
+                    outcome = SourceOutcome(label, "failed", reasons=[exc.reason])
+                report.sources.append(outcome)
+                if progress:
+                    progress(IngestEvent("done", len(planned), len(report.sources), outcome))
+        finally:
+            session.close()
+            if not dry_run:
+                vault.reconcile()
+    report.elapsed_s = time.perf_counter() - started
+    return report
+
+
+def ingest_text(
+    vault: Vault,
+    text: str,
+    *,
+    uri: str,
+    title: str,
+    trust: TrustLevel,
+    provider: Provider | None = None,
+    dry_run: bool = False,
+) -> IngestReport:
+    """File text that is not a file (a saved answer, a pasted snippet) through the gates."""
+    started = time.perf_counter()
+    report = IngestReport(dry_run=dry_run)
+    if not dry_run:
+        vault.ensure_writable()
+    with vault.lock():
+        session = IngestSession(vault, trust=None, dry_run=dry_run, provider=provider)
+        try:
+            try:
+                document = document_from_text(text, uri, title)
+                report.sources.append(session.ingest_document(uri, document, trust))
+            except SourceError as exc:
+                report.sources.append(SourceOutcome(uri, "failed", uri=uri, reasons=[exc.reason]))
+        finally:
+            session.close()
+            if not dry_run:
+                vault.reconcile()
+    report.elapsed_s = time.perf_counter() - started
+    return report
