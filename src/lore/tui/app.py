@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 import time
-from pathlib import Path
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import work
@@ -131,6 +131,8 @@ class LoreApp(App[None]):
                 classes="pane-unavailable",
                 id=f"{pane_id}-pane",
             )
+        if pane_id == "ask":
+            return cls(self.vault, provider=self._provider, id="ask-pane")  # type: ignore[call-arg,arg-type]
         return cls(self.vault, id=f"{pane_id}-pane")  # type: ignore[call-arg,arg-type]
 
     @staticmethod
@@ -235,6 +237,9 @@ class LoreApp(App[None]):
         put = getattr(widget, "put_question", None)
         if callable(put):
             put(message.question, submit=message.submit)
+
+    def show_model(self, provider: str, model: str) -> None:
+        self.query_one(LoreHeader).set_model(provider, model)
 
     def set_context_usage(self, used: int | None) -> None:
         self.query_one(ContextMeter).set_usage(used, self.vault.config.ask.budget_tokens)

@@ -1,0 +1,488 @@
+"""The Ask pane: the session's transcript, the prompt, and what the next question would send.
+
+Answers stream from `AskEngine.ask` in an async worker; the transcript follows the bottom
+unless the user scrolls up. Slash commands go through the core registry in a thread worker.
+The context preview (and the header's meter) is recomputed in a thread a moment after typing
+stops. Only the newest turns stay mounted, so a long session stays light.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Markdown, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from lore.core.ask import AnswerDelta, AskEngine, AskFailed, AskFinished, AskStarted
+from lore.core.commands import CommandContext, CommandResult, TableData, build_registry
+from lore.core.pack import ContextPack
+from lore.core.providers.base import Provider
+from lore.core.tokens import estimate_tokens
+from lore.core.vault import Vault
+from lore.errors import LoreError
+from lore.tui.messages import OpenNote, VaultChanged
+from lore.tui.panes.pane_support import report_worker_failure
+from lore.tui.widgets.ask_turn import NOTE_LINK, AskTurn
+from lore.tui.widgets.completion import SlashCompletions
+from lore.tui.widgets.preview import ContextPreview
+from lore.tui.widgets.prompt import PromptArea
+
+PREVIEW_DELAY_S = 0.4
+MAX_MOUNTED_TURNS = 40
+RECALL_TURNS = 200
+ALL_KINDS = frozenset({"notes", "history", "metrics", "quarantine", "memory", "audit"})
+
+WELCOME = (
+    "Ask a question about the notes in this vault. **Enter** sends, **Ctrl+J** adds a line, "
+    "**Up/Down** recall earlier questions, **/** lists commands, **F2** shows what the next "
+    "question would send, **Esc** stops an answer."
+)
+
+
+def table_markdown(table: TableData) -> str:
+    def cell(value: str) -> str:
+        return " ".join(str(value).split()).replace("|", "\\|")
+
+    lines = []
+    if table.title:
+        lines.append(f"**{table.title}**\n")
+    lines.append("| " + " | ".join(cell(column) for column in table.columns) + " |")
+    lines.append("|" + "---|" * len(table.columns))
+    lines.extend("| " + " | ".join(cell(value) for value in row) + " |" for row in table.rows)
+    return "\n".join(lines)
+
+
+class AskPane(Vertical):
+    HELP: ClassVar[str] = """\
+Ask questions; answers come from the notes and cite them as **[n]** links. Click a citation,
+or pick **Open cited note** in the palette (Ctrl+P), to read the note in the Notes pane.
+
+- **Enter** sends; **Ctrl+J** (or Shift/Alt+Enter where the terminal passes it) adds a line.
+- **Up / Down** on the first / last line recall earlier questions.
+- **/** opens the slash commands: Up/Down choose, Tab or Enter completes, Esc closes.
+  `/help` lists them all; they are the same as in `lore chat`.
+- **Esc** stops an answer: the partial text stays, marked cancelled, and the question returns
+  to the prompt.
+- **F2** shows the context preview: the sections the next question would send, their token
+  counts against the budget, and what was dropped to fit. The header's meter shows the total.
+
+While an answer streams the status line shows the elapsed time, the time to the first token
+and tokens per second. The transcript follows new text unless you scroll up.
+"""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "escape", "cancel", "Stop", id="ask.cancel", tooltip="Stop the answer being written"
+        ),
+        Binding(
+            "f2,ctrl+o",
+            "toggle_preview",
+            "Context",
+            id="ask.preview",
+            tooltip="Show or hide what the next question would send",
+        ),
+        Binding(
+            "ctrl+l",
+            "clear",
+            "Clear",
+            id="ask.clear",
+            tooltip="Clear the transcript (history is kept)",
+        ),
+    ]
+
+    DEFAULT_CSS = """
+    AskPane { height: 1fr; }
+    AskPane > #ask-body { height: 1fr; }
+    AskPane #ask-main { width: 1fr; height: 1fr; }
+    AskPane #ask-transcript { height: 1fr; padding: 0 1; }
+    AskPane #ask-welcome { color: $text-muted; padding: 1 1; }
+    AskPane #ask-status { height: 1; padding: 0 1; color: $text-muted; }
+    AskPane #ask-status.-busy { color: $accent; }
+    AskPane ContextPreview { display: none; }
+    AskPane.-preview ContextPreview { display: block; }
+    """
+
+    def __init__(self, vault: Vault, provider: Provider | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.vault = vault
+        self.engine = AskEngine(vault, provider)
+        self.registry = build_registry()
+        self.asking: Worker[None] | None = None
+        # (number, title, note id) of the notes the last answer cited.
+        self.last_sources: list[tuple[int, str, str]] = []
+        self._preview_timer: Timer | None = None
+        self._status_timer: Timer | None = None
+        self._previewed: str | None = None
+        self._live: dict[str, float | int | None] = {}
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="ask-body"):
+            with Vertical(id="ask-main"):
+                with VerticalScroll(id="ask-transcript"):
+                    yield Static(Text.from_markup(WELCOME.replace("**", "")), id="ask-welcome")
+                yield Static("", id="ask-status")
+                yield SlashCompletions(self.registry, id="ask-completions")
+                yield PromptArea(id="ask-prompt")
+            yield ContextPreview(id="ask-preview")
+
+    def on_mount(self) -> None:
+        self.prompt.focus()
+        self._load_recall()
+        self._refresh_preview("")
+
+    # -- parts -------------------------------------------------------------------------------
+
+    @property
+    def prompt(self) -> PromptArea:
+        return self.query_one(PromptArea)
+
+    @property
+    def transcript(self) -> VerticalScroll:
+        return self.query_one("#ask-transcript", VerticalScroll)
+
+    @property
+    def completions(self) -> SlashCompletions:
+        return self.query_one(SlashCompletions)
+
+    @property
+    def preview(self) -> ContextPreview:
+        return self.query_one(ContextPreview)
+
+    @property
+    def status(self) -> Static:
+        return self.query_one("#ask-status", Static)
+
+    def focus_default(self) -> None:
+        self.prompt.focus()
+
+    @property
+    def is_asking(self) -> bool:
+        return self.asking is not None and self.asking.state in (
+            WorkerState.PENDING,
+            WorkerState.RUNNING,
+        )
+
+    # -- the prompt --------------------------------------------------------------------------
+
+    @on(PromptArea.Changed, "#ask-prompt")
+    def _prompt_changed(self) -> None:
+        text = self.prompt.text
+        self.prompt.completing = self.completions.update_for(text)
+        if self._preview_timer is not None:
+            self._preview_timer.stop()
+        if not text.lstrip().startswith("/"):
+            self._preview_timer = self.set_timer(
+                PREVIEW_DELAY_S, lambda: self._refresh_preview(text)
+            )
+
+    @on(PromptArea.CompletionMove)
+    def _completion_move(self, event: PromptArea.CompletionMove) -> None:
+        self.completions.move(event.step)
+
+    @on(PromptArea.CompletionAccept)
+    def _completion_accept(self) -> None:
+        command = self.completions.chosen()
+        self.completions.close()
+        self.prompt.completing = False
+        if command is not None:
+            self.prompt.set_prompt(f"/{command.name}" + (" " if command.hint else ""))
+            if not command.hint:
+                self.submit(self.prompt.text)
+
+    @on(PromptArea.CompletionDismiss)
+    def _completion_dismiss(self) -> None:
+        self.completions.close()
+        self.prompt.completing = False
+
+    @on(PromptArea.Submitted)
+    def _prompt_submitted(self, event: PromptArea.Submitted) -> None:
+        self.submit(event.text)
+
+    def submit(self, text: str) -> None:
+        line = text.strip()
+        if not line:
+            return
+        if line.startswith("/"):
+            self._run_command(line)
+            return
+        if self.is_asking:
+            self.notify("Lore is still answering; press Esc to stop it first", severity="warning")
+            return
+        self.prompt.remember(line)
+        self.prompt.set_prompt("")
+        self.ask(line)
+
+    def put_question(self, question: str, *, submit: bool = False) -> None:
+        """Fill the prompt (from History: open in Ask, ask again); `submit` sends it."""
+        self.prompt.set_prompt(question)
+        self.prompt.focus()
+        if submit:
+            self.submit(question)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="ask-recall")
+    def _load_recall(self) -> None:
+        from lore.core.history import HistoryStore
+
+        questions = [turn.question for turn in HistoryStore(self.vault).tail(RECALL_TURNS)]
+        self.app.call_from_thread(self._set_recall, questions)
+
+    def _set_recall(self, questions: list[str]) -> None:
+        # Questions asked in this session while history loaded come after the older ones.
+        session = list(self.prompt.recall)
+        self.prompt.recall = []
+        for question in [*questions, *session]:
+            self.prompt.remember(question)
+
+    # -- asking ------------------------------------------------------------------------------
+
+    def ask(self, question: str) -> None:
+        self.asking = self._ask(question)
+
+    async def _mount_turn(self, turn: AskTurn) -> None:
+        welcome = self.query("#ask-welcome")
+        if welcome:
+            await welcome.remove()
+        await self.transcript.mount(turn)
+        turns = list(self.transcript.query(AskTurn))
+        if len(turns) > MAX_MOUNTED_TURNS:
+            await self.transcript.remove_children(turns[: len(turns) - MAX_MOUNTED_TURNS])
+        self.transcript.anchor()
+
+    @work(exclusive=True, exit_on_error=False, group="ask")
+    async def _ask(self, question: str) -> None:
+        view = AskTurn(question)
+        await self._mount_turn(view)
+        stream = Markdown.get_stream(view.answer)
+        parts: list[str] = []
+        self._live = {"started": time.monotonic(), "first": None, "tokens": 0, "sent": None}
+        self._start_status()
+        try:
+            async for event in self.engine.ask(question):
+                if isinstance(event, AskStarted):
+                    self._live["sent"] = event.pack.total_tokens
+                elif isinstance(event, AnswerDelta):
+                    if self._live["first"] is None:
+                        self._live["first"] = time.monotonic()
+                    parts.append(event.text)
+                    self._live["tokens"] = estimate_tokens("".join(parts))
+                    await stream.write(event.text)
+                elif isinstance(event, AskFinished):
+                    await stream.stop()
+                    await view.finish(event.turn, event.pack)
+                    self._remember_sources(event.pack, event.turn.cited)
+                    if event.citations_removed:
+                        self.notify(
+                            f"{event.citations_removed} citation(s) to notes the model was not "
+                            "shown were removed from the answer",
+                            severity="warning",
+                        )
+                elif isinstance(event, AskFailed):
+                    await stream.stop()
+                    view.failed(event.error_message)
+                    self.notify(event.error_message, title="The answer failed", severity="error")
+        except asyncio.CancelledError:
+            view.cancelled("".join(parts))
+            if not self.prompt.text.strip():
+                self.prompt.set_prompt(question)
+            self.notify("Answer stopped; the question is back in the prompt", timeout=3)
+            raise
+        except LoreError as exc:
+            view.failed(exc.message)
+            self.notify(exc.message, severity="error")
+        finally:
+            await stream.stop()
+            self._stop_status()
+            self._refresh_preview(self.prompt.text, force=True)
+            broadcast = getattr(self.app, "broadcast_change", None)
+            if callable(broadcast):
+                broadcast(frozenset({"history", "metrics"}))
+
+    def action_cancel(self) -> None:
+        if self.is_asking and self.asking is not None:
+            self.asking.cancel()
+
+    def _remember_sources(self, pack: ContextPack, cited: list[str]) -> None:
+        self.last_sources = [
+            (item.number, item.label, item.ref)
+            for item in pack.notes()
+            if item.number is not None and item.ref in cited
+        ]
+
+    # -- live status -------------------------------------------------------------------------
+
+    def _start_status(self) -> None:
+        self.status.add_class("-busy")
+        self._update_status()
+        self._status_timer = self.set_interval(0.1, self._update_status)
+
+    def _stop_status(self) -> None:
+        if self._status_timer is not None:
+            self._status_timer.stop()
+            self._status_timer = None
+        self.status.remove_class("-busy")
+        self.status.update("")
+
+    def _update_status(self) -> None:
+        live = self._live
+        started = float(live.get("started") or time.monotonic())
+        now = time.monotonic()
+        parts = [f"answering · {now - started:.1f} s"]
+        first = live.get("first")
+        sent = live.get("sent")
+        if sent is not None:
+            parts.append(f"{int(sent):,} tokens sent")
+        if first is None:
+            parts.append("waiting for the first token")
+        else:
+            parts.append(f"first token {float(first) - started:.2f} s")
+            streaming = now - float(first)
+            tokens = int(live.get("tokens") or 0)
+            if streaming > 0.05:
+                parts.append(f"{tokens / streaming:,.1f} tok/s")
+        parts.append("Esc stops")
+        self.status.update(" · ".join(parts))
+
+    # -- slash commands ----------------------------------------------------------------------
+
+    @work(thread=True, exit_on_error=False, group="ask-command")
+    def _run_command(self, line: str) -> None:
+        context = CommandContext(
+            vault=self.vault,
+            engine=self.engine,
+            extras={"themes": sorted(self.app.available_themes)},
+        )
+        result = self.registry.dispatch(context, line)
+        self.app.call_from_thread(self._command_done, line, result)  # type: ignore[arg-type]
+
+    async def _command_done(self, line: str, result: CommandResult) -> None:
+        if not result.ok:
+            # The line stays in the prompt so the user can fix it.
+            self.notify(result.markdown or f"{line} failed", severity="error")
+            return
+        if self.prompt.text.strip() == line:
+            self.prompt.set_prompt("")
+        self.prompt.remember(line)
+        shown = "\n\n".join(
+            part
+            for part in (result.markdown, table_markdown(result.table) if result.table else None)
+            if part
+        )
+        if shown:
+            view = AskTurn(line, command=True)
+            await self._mount_turn(view)
+            await view.show_markdown(shown)
+        await self._carry_out(result.action, line)
+
+    async def _carry_out(self, action: str | None, line: str) -> None:
+        if not action:
+            return
+        kind, _, argument = action.partition(":")
+        app: Any = self.app
+        if kind == "quit":
+            app.exit()
+        elif kind == "clear":
+            await self.transcript.remove_children()
+        elif kind == "theme":
+            app.apply_theme(argument)
+        elif kind == "ask":
+            self.prompt.set_prompt("")
+            self.ask(argument)
+        elif kind == "pane" and hasattr(app, "show_pane"):
+            app.show_pane(argument)
+        elif kind == "note":
+            self.post_message(OpenNote(argument))
+        elif kind == "refresh" and hasattr(app, "broadcast_change"):
+            app.broadcast_change(ALL_KINDS)
+        if line.split()[0] == "/model" and hasattr(app, "show_model"):
+            settings = self.vault.config.provider
+            app.show_model(settings.name, settings.model)
+
+    def action_clear(self) -> None:
+        self.transcript.remove_children()
+
+    # -- citations ---------------------------------------------------------------------------
+
+    @on(Markdown.LinkClicked)
+    def _link_clicked(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        if event.href.startswith(NOTE_LINK):
+            self.post_message(OpenNote(event.href[len(NOTE_LINK) :]))
+        else:
+            self.app.open_url(event.href)
+
+    def palette_commands(self) -> list[tuple[str, str, Any]]:
+        commands: list[tuple[str, str, Any]] = []
+        if self.is_asking:
+            commands.append(
+                ("Stop the answer", "Cancel the answer being written", self.action_cancel)
+            )
+        commands.append(
+            (
+                "Toggle context preview",
+                "What the next question would send",
+                self.action_toggle_preview,
+            )
+        )
+        commands.append(("Clear transcript", "History is kept", self.action_clear))
+        for number, title, ref in self.last_sources:
+            commands.append(
+                (
+                    f"Open cited note [{number}] {title}",
+                    "Cited by the last answer",
+                    lambda ref=ref: self.post_message(OpenNote(ref)),
+                )
+            )
+        return commands
+
+    # -- the context preview -----------------------------------------------------------------
+
+    def action_toggle_preview(self) -> None:
+        self.toggle_class("-preview")
+        if self.has_class("-preview"):
+            self._refresh_preview(self.prompt.text, force=True)
+
+    def _refresh_preview(self, text: str, *, force: bool = False) -> None:
+        if text.lstrip().startswith("/"):
+            return
+        if not force and text == self._previewed:
+            return
+        self._previewed = text
+        self._compute_preview(text)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="ask-preview")
+    def _compute_preview(self, text: str) -> None:
+        try:
+            pack: ContextPack | str = self.engine.preview(text)
+        except LoreError as exc:
+            pack = exc.message
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_preview, text, pack)
+
+    def _show_preview(self, text: str, pack: ContextPack | str) -> None:
+        app: Any = self.app
+        if isinstance(pack, str):
+            self.preview.show_message(pack)
+            if hasattr(app, "set_context_usage"):
+                app.set_context_usage(None)
+            return
+        self.preview.show_pack(pack)
+        if hasattr(app, "set_context_usage"):
+            app.set_context_usage(pack.total_tokens)
+
+    # -- outside changes ---------------------------------------------------------------------
+
+    def on_vault_changed(self, message: VaultChanged) -> None:
+        if message.kinds & {"notes", "memory", "history"} and not self.is_asking:
+            self._refresh_preview(self.prompt.text, force=True)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        event.stop()
+        report_worker_failure(self, event.worker, event.state)  # type: ignore[arg-type]
