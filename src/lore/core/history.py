@@ -1,0 +1,266 @@
+"""Every turn ever asked, in `history.jsonl`: appended once per turn, never rewritten.
+
+Reads are shaped for a long history. `tail(n)` reads backwards from the end, so loading the
+last turns costs the same at a thousand turns or a million. `count()` and `read_range()` page
+through the whole history by a byte-offset index (see history_index.py), and `search()` and
+`get()` stream from the newest turn back, stopping as soon as they have what was asked for.
+Torn and garbage lines are skipped everywhere; `lore doctor` reports them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from lore.core.history_index import HistoryIndex
+from lore.core.storage import append_record, iter_records, read_tail_records
+from lore.core.turns import Turn
+from lore.core.vault import Vault
+from lore.errors import UsageError
+
+_BACKWARD_CHUNK = 256 * 1024
+# Unpersisted index entries worth taking the vault lock to save.
+_PERSIST_AFTER = 256
+
+
+class TurnNotFound(UsageError):
+    """No turn in the history has the id the user gave."""
+
+
+def iter_blocks_backwards(path: Path, stop_offset: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(offset, block) of whole lines, from the end of `path` back to `stop_offset`."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed by the `with` below)
+    except FileNotFoundError:
+        return
+    with handle:
+        position = handle.seek(0, os.SEEK_END)
+        carry = b""
+        while position > stop_offset:
+            step = min(_BACKWARD_CHUNK, position - stop_offset)
+            position -= step
+            handle.seek(position)
+            data = handle.read(step) + carry
+            if position == stop_offset:
+                carry = b""
+                yield position, data
+                break
+            # The first piece may be the end of a line that started in the block before.
+            newline = data.find(b"\n", 0, len(data) - 1)
+            if newline < 0:
+                carry = data
+                continue
+            carry = data[: newline + 1]
+            yield position + newline + 1, data[newline + 1 :]
+        if carry:
+            yield position, carry
+
+
+def iter_lines_backwards(path: Path, stop_offset: int = 0) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) for each line of `path` from the last to the one starting at `stop_offset`.
+
+    A last line without its newline is still yielded; callers parse and skip what is torn.
+    """
+    for offset, block in iter_blocks_backwards(path, stop_offset):
+        yield from _lines_backwards(offset, block)
+
+
+def _lines_backwards(offset: int, block: bytes) -> Iterator[tuple[int, bytes]]:
+    end = len(block)
+    while end > 0:
+        start = block.rfind(b"\n", 0, end - 1) + 1
+        line = block[start:end]
+        if line.strip():
+            yield offset + start, line
+        end = start
+
+
+def decode_turn(line: bytes) -> Turn | None:
+    try:
+        value = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return Turn.from_record(value) if isinstance(value, dict) else None
+
+
+class TurnMatcher:
+    """Every word of a query, case-insensitively, in a turn's question or answer."""
+
+    def __init__(self, query: str) -> None:
+        self.terms = [term.casefold() for term in query.split()]
+        # A cheap test on lower-cased raw bytes first. Only terms JSON stores verbatim can be
+        # used: quotes, backslashes and control characters are escaped on disk.
+        self._raw_terms = [
+            term.encode("ascii")
+            for term in self.terms
+            if term.isascii() and term.isprintable() and '"' not in term and "\\" not in term
+        ]
+
+    def __bool__(self) -> bool:
+        return bool(self.terms)
+
+    def may_match(self, raw: bytes) -> bool:
+        """False only when `raw` (a line, or a block of lines) cannot hold a match."""
+        lowered = raw.lower()
+        return all(term in lowered for term in self._raw_terms)
+
+    def matches(self, turn: Turn) -> bool:
+        text = f"{turn.question}\n{turn.resolved_question}\n{turn.answer}".casefold()
+        return all(term in text for term in self.terms)
+
+
+class HistoryStore:
+    """The history of one vault. Safe to share between threads of one process."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.path = vault.layout.history
+        self._index: HistoryIndex | None = None
+        self._index_guard = threading.Lock()
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def append(self, turn: Turn) -> Turn:
+        """Record one finished turn: a single write and fsync, under the vault lock."""
+        self.vault.ensure_writable()
+        with self.vault.lock():
+            append_record(self.path, turn.to_record())
+            with self._index_guard:
+                index = self._index
+                if index is not None or self._index_file_exists():
+                    index = self._open_index()
+                    index.refresh()
+                    index.persist()
+        return turn
+
+    # -- reading from the end ----------------------------------------------------------------
+
+    def tail(self, n: int) -> list[Turn]:
+        """The last `n` turns, oldest first, read backwards from the end of the file."""
+        turns = []
+        for record in read_tail_records(self.path, n):
+            turn = Turn.from_record(record)
+            if turn is not None:
+                turns.append(turn)
+        return turns
+
+    def last(self) -> Turn | None:
+        turns = self.tail(1)
+        return turns[0] if turns else None
+
+    def iter_backwards(self, stop_offset: int = 0) -> Iterator[tuple[int, Turn]]:
+        """(offset, turn) from the newest turn back to the one starting at `stop_offset`."""
+        for offset, line in iter_lines_backwards(self.path, stop_offset):
+            turn = decode_turn(line)
+            if turn is not None:
+                yield offset, turn
+
+    def search(self, query: str, limit: int = 50) -> list[Turn]:
+        """Turns whose question or answer holds every word of `query`, newest first."""
+        matcher = TurnMatcher(query)
+        if not matcher or limit <= 0:
+            return []
+        found: list[Turn] = []
+        for offset, block in iter_blocks_backwards(self.path):
+            if not matcher.may_match(block):
+                continue
+            for _, line in _lines_backwards(offset, block):
+                if not matcher.may_match(line):
+                    continue
+                turn = decode_turn(line)
+                if turn is not None and matcher.matches(turn):
+                    found.append(turn)
+                    if len(found) >= limit:
+                        return found
+        return found
+
+    def get(self, turn_id: str) -> Turn:
+        """The turn with this id, or the only one whose id starts with it."""
+        wanted = turn_id.strip()
+        if not wanted or not wanted.isprintable():
+            raise UsageError("name a turn by its id (see: lore history)")
+        needle = wanted.encode("utf-8")
+        candidates: dict[str, Turn] = {}
+        for _, line in iter_lines_backwards(self.path):
+            if needle not in line:
+                continue
+            turn = decode_turn(line)
+            if turn is None or not turn.id.startswith(wanted):
+                continue
+            if turn.id == wanted:
+                return turn
+            candidates.setdefault(turn.id, turn)
+        if len(candidates) == 1:
+            return next(iter(candidates.values()))
+        if candidates:
+            shown = ", ".join(sorted(candidates)[:5])
+            raise UsageError(f"{len(candidates)} turns start with {wanted!r}: {shown}")
+        raise TurnNotFound(f"no turn with id {wanted!r} in the history (see: lore history)")
+
+    # -- reading from the start --------------------------------------------------------------
+
+    def iter_turns(self) -> Iterator[Turn]:
+        """Every turn, oldest first, streamed; garbage lines skipped."""
+        for record in iter_records(self.path):
+            turn = Turn.from_record(record)
+            if turn is not None:
+                yield turn
+
+    # -- paging by position ------------------------------------------------------------------
+
+    def count(self) -> int:
+        """How many records the history holds; cheap once the offset index exists."""
+        return len(self._fresh_index())
+
+    def read_range(self, start: int, stop: int) -> list[Turn]:
+        """Turns at positions [start, stop), oldest first (0 is the first turn ever asked).
+
+        Negative positions count from the end, as in a slice. Only the lines asked for are
+        read. A record line that is not a turn is left out, so a page may come back short.
+        """
+        index = self._fresh_index()
+        with self._index_guard:
+            index.refresh()
+            total = len(index)
+            start, stop, _ = slice(start, stop).indices(total)
+            lines = index.read_lines(start, stop)
+        turns = []
+        for line in lines:
+            turn = decode_turn(line)
+            if turn is not None:
+                turns.append(turn)
+        return turns
+
+    def _index_file(self) -> Path | None:
+        state = self.vault.layout.state
+        try:
+            state.mkdir(exist_ok=True)
+        except OSError:
+            return None
+        if not os.access(state, os.W_OK):
+            return None
+        return state / "history.idx"
+
+    def _index_file_exists(self) -> bool:
+        return (self.vault.layout.state / "history.idx").exists()
+
+    def _open_index(self) -> HistoryIndex:
+        if self._index is None:
+            self._index = HistoryIndex(self.path, self._index_file())
+        return self._index
+
+    def _fresh_index(self) -> HistoryIndex:
+        """The index caught up with the file, and saved when enough of it is new."""
+        with self._index_guard:
+            index = self._open_index()
+            index.refresh()
+            unsaved = index.index_file is not None and len(index) - index.persisted
+        if unsaved and unsaved >= _PERSIST_AFTER:
+            # The vault lock is always taken before the guard, never the other way round.
+            with self.vault.lock(), self._index_guard:
+                index.refresh()
+                index.persist()
+        return index

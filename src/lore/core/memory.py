@@ -1,0 +1,285 @@
+"""The compressed archive of past turns: `memory/memory.json`, fed back into every pack.
+
+Level-1 entries each summarise a run of turns and list their ids; an entry at level k+1
+summarises a run of level-k entries and lists theirs. Nothing is ever removed: a turn is
+either live (after the watermark, read straight from history.jsonl) or covered by exactly one
+level-1 entry, and every entry is covered by at most one entry a level up. The entries no
+other entry covers, the frontier, together cover the whole compacted past once.
+
+The state is one file replaced atomically, so a crash leaves the old archive or the new one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lore.core.history import HistoryStore, decode_turn
+from lore.core.storage import atomic_write_text
+from lore.core.turns import Turn
+from lore.core.vault import Vault
+
+MEMORY_RECORD_VERSION = 1
+MEMORY_FILE_NAME = "memory.json"
+_LINE_PROBE = 64 * 1024
+
+# Parsed archives by file, so every pack in a process does not re-read a large archive.
+# An entry is used only while the file's inode, mtime and size are unchanged.
+_Stamp = tuple[int, int, int]
+_parsed: dict[Path, tuple[_Stamp, MemoryState, str | None]] = {}
+_parsed_guard = threading.Lock()
+
+
+class MemoryEntry(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: str
+    level: int
+    text: str
+    # Turn ids at level 1; entry ids of the level below above that.
+    covers: list[str]
+    tokens: int
+    created: str
+    # The span of turns the entry stands for, however high its level.
+    first_turn: str = ""
+    last_turn: str = ""
+    turn_count: int = 0
+    # Level 1: covered turns that were cancelled or failed, so their text was not summarised.
+    excluded: list[str] = Field(default_factory=list)
+
+
+class MemoryState(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    v: int = MEMORY_RECORD_VERSION
+    # The id of the last compacted turn, and the byte offset just after its line.
+    watermark: str | None = None
+    watermark_offset: int = 0
+    updated: str = ""
+    entries: list[MemoryEntry] = Field(default_factory=list)
+
+
+def render_state(state: MemoryState) -> str:
+    """JSON with one entry per line: valid for any reader, and still greppable by a person."""
+    head = state.model_dump(mode="json", exclude={"entries"})
+    lines = [
+        json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) for entry in state.entries
+    ]
+    body = ",\n".join(lines)
+    head_text = json.dumps(head, ensure_ascii=False)[:-1]
+    return (
+        f'{head_text}, "entries": [\n{body}\n]}}\n' if lines else f'{head_text}, "entries": []}}\n'
+    )
+
+
+class MemoryStore:
+    """The archive of one vault, reloaded whenever another process replaced it."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.path: Path = vault.layout.memory / MEMORY_FILE_NAME
+        self.problem: str | None = None
+        self._state = MemoryState()
+        self._stamp: _Stamp | None = None
+        self._guard = threading.Lock()
+
+    # -- the state ---------------------------------------------------------------------------
+
+    def state(self) -> MemoryState:
+        """The current archive. An unreadable file reads as empty and sets `problem`."""
+        with self._guard:
+            try:
+                info = os.stat(self.path)
+                stamp = (info.st_ino, info.st_mtime_ns, info.st_size)
+            except FileNotFoundError:
+                self._state, self._stamp, self.problem = MemoryState(), None, None
+                return self._state
+            except OSError as exc:
+                self.problem = f"{self.path} cannot be read ({exc.strerror})"
+                self._state, self._stamp = MemoryState(), None
+                return self._state
+            if stamp != self._stamp:
+                with _parsed_guard:
+                    cached = _parsed.get(self.path)
+                if cached is not None and cached[0] == stamp:
+                    _, self._state, self.problem = cached
+                else:
+                    self._state, self.problem = self._load()
+                    with _parsed_guard:
+                        _parsed[self.path] = (stamp, self._state, self.problem)
+                self._stamp = stamp
+            return self._state
+
+    def _load(self) -> tuple[MemoryState, str | None]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            return MemoryState.model_validate(data), None
+        except (OSError, ValueError) as exc:
+            # Reading as empty keeps asks working from the live history; nothing overwrites
+            # the file while it is unreadable (compaction refuses).
+            reason = type(exc).__name__ if not isinstance(exc, OSError) else exc.strerror
+            return MemoryState(), f"{self.path} is unreadable ({reason}); move it aside to reset"
+
+    def save(self, state: MemoryState) -> None:
+        """Replace the archive in one atomic step. The caller holds the vault lock."""
+        atomic_write_text(self.path, render_state(state))
+        with self._guard:
+            self._state, self._stamp, self.problem = state, None, None
+
+    # -- views -------------------------------------------------------------------------------
+
+    @property
+    def watermark(self) -> str | None:
+        return self.state().watermark
+
+    def entries(self) -> list[MemoryEntry]:
+        return list(self.state().entries)
+
+    def levels(self) -> dict[int, list[MemoryEntry]]:
+        """Entries by level, each level oldest first."""
+        grouped: dict[int, list[MemoryEntry]] = {}
+        for entry in self.state().entries:
+            grouped.setdefault(entry.level, []).append(entry)
+        return dict(sorted(grouped.items()))
+
+    def frontier(self) -> list[MemoryEntry]:
+        """The entries no higher entry covers, oldest first: the whole compacted past, once."""
+        return frontier_of(self.state().entries)
+
+    def frontier_tokens(self) -> int:
+        return sum(entry.tokens for entry in self.frontier())
+
+    def ranked(self) -> list[MemoryEntry]:
+        """Every entry in the order a pack should take them while its budget lasts.
+
+        First the frontier, highest level first (the broadest summary of the oldest past),
+        then, level by level downwards, the finer entries under it, newest first.
+        """
+        entries = self.state().entries
+        by_id = {entry.id: entry for entry in entries}
+        ranked: list[MemoryEntry] = []
+        layer = _highest_then_newest(frontier_of(entries))
+        seen: set[str] = set()
+        while layer:
+            ranked.extend(layer)
+            seen.update(entry.id for entry in layer)
+            children = [
+                by_id[child]
+                for entry in layer
+                if entry.level > 1
+                for child in entry.covers
+                if child in by_id and child not in seen
+            ]
+            layer = _highest_then_newest(children)
+        return ranked
+
+    # -- the live window ---------------------------------------------------------------------
+
+    def live_start(self) -> tuple[int, set[str] | None]:
+        """Where live turns begin in history.jsonl, and the ids to skip when that is unknown.
+
+        The saved offset is checked against the watermark turn. If history.jsonl was edited
+        so that the turn moved, it is found again; if it is gone, every turn no level-1
+        entry covers is live, so nothing is lost and nothing counted twice.
+        """
+        state = self.state()
+        if state.watermark is None:
+            return 0, None
+        history = self.vault.layout.history
+        turn = _turn_ending_at(history, state.watermark_offset)
+        if turn is not None and turn.id == state.watermark:
+            return state.watermark_offset, None
+        found = _find_turn_end(history, state.watermark)
+        if found is not None:
+            return found, None
+        covered = {
+            turn_id for entry in state.entries if entry.level == 1 for turn_id in entry.covers
+        }
+        return 0, covered
+
+    def live_turns(self, max_turns: int | None = None, *, only_ok: bool = False) -> list[Turn]:
+        """Turns after the watermark, oldest first; at most the newest `max_turns` of them.
+
+        With `only_ok`, cancelled and failed turns are left out, as a pack wants them.
+        """
+        start, covered = self.live_start()
+        newest_first: list[Turn] = []
+        for _, turn in HistoryStore(self.vault).iter_backwards(start):
+            if covered is not None and turn.id in covered:
+                continue
+            if only_ok and turn.status != "ok":
+                continue
+            newest_first.append(turn)
+            if max_turns is not None and len(newest_first) >= max_turns:
+                break
+        newest_first.reverse()
+        return newest_first
+
+    def describe(self) -> dict[str, Any]:
+        levels = self.levels()
+        return {
+            "watermark": self.watermark,
+            "entries": sum(len(items) for items in levels.values()),
+            "levels": {level: len(items) for level, items in levels.items()},
+            "frontier_tokens": self.frontier_tokens(),
+            "problem": self.problem,
+        }
+
+
+def frontier_of(entries: list[MemoryEntry]) -> list[MemoryEntry]:
+    covered = {child for entry in entries if entry.level > 1 for child in entry.covers}
+    uncovered = [entry for entry in entries if entry.id not in covered]
+    # Higher levels always stand for older turns than the remaining lower ones.
+    uncovered.sort(key=lambda e: (-e.level, e.last_turn))
+    return uncovered
+
+
+def _highest_then_newest(entries: list[MemoryEntry]) -> list[MemoryEntry]:
+    ordered = sorted(entries, key=lambda e: e.last_turn, reverse=True)
+    ordered.sort(key=lambda e: e.level, reverse=True)
+    return ordered
+
+
+def _turn_ending_at(path: Path, offset: int) -> Turn | None:
+    """The turn whose line ends just before byte `offset` of `path`."""
+    if offset <= 0:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            if handle.seek(0, os.SEEK_END) < offset:
+                return None
+            start = offset
+            tail = b""
+            while start > 0:
+                step = min(_LINE_PROBE, start)
+                start -= step
+                handle.seek(start)
+                tail = handle.read(step) + tail
+                newline = tail.rfind(b"\n", 0, len(tail) - 1)
+                if newline >= 0:
+                    return decode_turn(tail[newline + 1 :])
+            return decode_turn(tail)
+    except OSError:
+        return None
+
+
+def _find_turn_end(path: Path, turn_id: str) -> int | None:
+    """The byte offset just after the line of turn `turn_id`, scanning from the start."""
+    needle = turn_id.encode("utf-8")
+    position = 0
+    try:
+        with open(path, "rb") as handle:
+            for raw in handle:
+                position += len(raw)
+                if needle in raw:
+                    turn = decode_turn(raw)
+                    if turn is not None and turn.id == turn_id:
+                        return position
+    except OSError:
+        return None
+    return None

@@ -1,0 +1,235 @@
+"""What each ask cost: `metrics.jsonl`, one record per ask, and the figures drawn from it.
+
+A record holds Lore's token estimate beside what the provider reported, the timings, the
+evidence used, what the pack dropped, and how many citations were kept or removed. The
+summary gives totals, p50/p95 latency and time to first token, and tokens per second, overall
+and by model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lore.core.storage import append_record, iter_records, read_tail_records
+from lore.core.turns import Turn, TurnStatus
+from lore.core.vault import Vault
+
+METRICS_RECORD_VERSION = 1
+
+
+class MetricRecord(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    v: int = METRICS_RECORD_VERSION
+    turn_id: str
+    time: str
+    provider: str = ""
+    model: str = ""
+    status: TurnStatus = "ok"
+    estimated_prompt_tokens: int = 0
+    estimated_completion_tokens: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    retrieval_ms: float = 0.0
+    first_token_ms: float | None = None
+    total_ms: float = 0.0
+    evidence_count: int = 0
+    dropped: list[str] = Field(default_factory=list)
+    citations_kept: int = 0
+    citations_removed: int = 0
+
+    @property
+    def model_label(self) -> str:
+        return f"{self.provider}:{self.model}" if self.model else self.provider or "unknown"
+
+    @property
+    def prompt_tokens_best(self) -> int:
+        """The provider's count where it gave one, else Lore's estimate."""
+        return (
+            self.prompt_tokens if self.prompt_tokens is not None else self.estimated_prompt_tokens
+        )
+
+    @property
+    def completion_tokens_best(self) -> int:
+        if self.completion_tokens is not None:
+            return self.completion_tokens
+        return self.estimated_completion_tokens
+
+    @property
+    def generation_ms(self) -> float:
+        """Time spent producing the reply, after the first token arrived."""
+        if self.first_token_ms is None:
+            return self.total_ms
+        return max(0.0, self.total_ms - self.first_token_ms)
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        seconds = self.generation_ms / 1000
+        tokens = self.completion_tokens_best
+        return tokens / seconds if seconds > 0 and tokens > 0 else None
+
+
+def percentile(values: list[float], fraction: float) -> float | None:
+    """Nearest-rank percentile of `values` (None for no values)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, math.ceil(fraction * len(ordered)))
+    return ordered[rank - 1]
+
+
+@dataclass
+class MetricsSummary:
+    asks: int = 0
+    ok: int = 0
+    cancelled: int = 0
+    errors: int = 0
+    estimated_prompt_tokens: int = 0
+    estimated_completion_tokens: int = 0
+    reported_prompt_tokens: int = 0
+    reported_completion_tokens: int = 0
+    prompt_tokens: int = 0  # best known: reported where available, else estimated
+    completion_tokens: int = 0
+    latency_p50_ms: float | None = None
+    latency_p95_ms: float | None = None
+    first_token_p50_ms: float | None = None
+    first_token_p95_ms: float | None = None
+    retrieval_p50_ms: float | None = None
+    tokens_per_second: float | None = None
+    evidence_per_ask: float | None = None
+    asks_with_drops: int = 0
+    citations_kept: int = 0
+    citations_removed: int = 0
+    by_model: dict[str, MetricsSummary] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = {key: value for key, value in self.__dict__.items() if key != "by_model"}
+        data["by_model"] = {name: summary.to_dict() for name, summary in self.by_model.items()}
+        return data
+
+
+def summarise(records: Iterable[MetricRecord], *, by_model: bool = True) -> MetricsSummary:
+    items = list(records)
+    summary = MetricsSummary(asks=len(items))
+    latencies: list[float] = []
+    first_tokens: list[float] = []
+    retrievals: list[float] = []
+    generated_tokens = 0
+    generation_ms = 0.0
+    evidence = 0
+    for record in items:
+        if record.status == "ok":
+            summary.ok += 1
+        elif record.status == "cancelled":
+            summary.cancelled += 1
+        else:
+            summary.errors += 1
+        summary.estimated_prompt_tokens += record.estimated_prompt_tokens
+        summary.estimated_completion_tokens += record.estimated_completion_tokens
+        summary.reported_prompt_tokens += record.prompt_tokens or 0
+        summary.reported_completion_tokens += record.completion_tokens or 0
+        summary.prompt_tokens += record.prompt_tokens_best
+        summary.completion_tokens += record.completion_tokens_best
+        summary.citations_kept += record.citations_kept
+        summary.citations_removed += record.citations_removed
+        summary.asks_with_drops += bool(record.dropped)
+        evidence += record.evidence_count
+        retrievals.append(record.retrieval_ms)
+        if record.status != "ok":
+            continue
+        latencies.append(record.total_ms)
+        if record.first_token_ms is not None:
+            first_tokens.append(record.first_token_ms)
+        if record.tokens_per_second is not None:
+            generated_tokens += record.completion_tokens_best
+            generation_ms += record.generation_ms
+    summary.latency_p50_ms = percentile(latencies, 0.50)
+    summary.latency_p95_ms = percentile(latencies, 0.95)
+    summary.first_token_p50_ms = percentile(first_tokens, 0.50)
+    summary.first_token_p95_ms = percentile(first_tokens, 0.95)
+    summary.retrieval_p50_ms = percentile(retrievals, 0.50)
+    if generation_ms > 0:
+        summary.tokens_per_second = generated_tokens / (generation_ms / 1000)
+    if items:
+        summary.evidence_per_ask = evidence / len(items)
+    if by_model:
+        groups: dict[str, list[MetricRecord]] = {}
+        for record in items:
+            groups.setdefault(record.model_label, []).append(record)
+        summary.by_model = {
+            label: summarise(group, by_model=False) for label, group in sorted(groups.items())
+        }
+    return summary
+
+
+class MetricsStore:
+    """The metrics of one vault."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.path = vault.layout.metrics
+
+    def record(
+        self,
+        turn: Turn,
+        *,
+        evidence_count: int,
+        dropped: list[str],
+        citations_kept: int,
+        citations_removed: int,
+        estimated_prompt_tokens: int,
+    ) -> MetricRecord:
+        """Append the figures of one ask: a single fsynced write under the vault lock."""
+        record = MetricRecord(
+            turn_id=turn.id,
+            time=turn.time,
+            provider=turn.provider,
+            model=turn.model,
+            status=turn.status,
+            estimated_prompt_tokens=estimated_prompt_tokens,
+            estimated_completion_tokens=turn.usage.estimated_completion_tokens,
+            prompt_tokens=turn.usage.prompt_tokens,
+            completion_tokens=turn.usage.completion_tokens,
+            retrieval_ms=turn.timings.retrieval_ms,
+            first_token_ms=turn.timings.first_token_ms,
+            total_ms=turn.timings.total_ms,
+            evidence_count=evidence_count,
+            dropped=list(dropped),
+            citations_kept=citations_kept,
+            citations_removed=citations_removed,
+        )
+        self.vault.ensure_writable()
+        with self.vault.lock():
+            append_record(self.path, record.model_dump(mode="json"))
+        return record
+
+    def tail(self, n: int) -> list[MetricRecord]:
+        """The last `n` records, oldest first, read from the end of the file."""
+        return _decode(read_tail_records(self.path, n))
+
+    def iter_records(self) -> Iterable[MetricRecord]:
+        for raw in iter_records(self.path):
+            record = _decode_one(raw)
+            if record is not None:
+                yield record
+
+    def summary(self, last: int | None = None) -> MetricsSummary:
+        """Figures over the last `last` asks, or over every ask recorded."""
+        records = self.tail(last) if last is not None else self.iter_records()
+        return summarise(records)
+
+
+def _decode_one(raw: dict[str, Any]) -> MetricRecord | None:
+    try:
+        return MetricRecord.model_validate(raw)
+    except Exception:
+        return None
+
+
+def _decode(raws: list[dict[str, Any]]) -> list[MetricRecord]:
+    return [record for raw in raws if (record := _decode_one(raw)) is not None]
