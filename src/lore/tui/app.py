@@ -187,7 +187,12 @@ class LoreApp(App[None]):
         if pane_id not in self.PANE_LABELS:
             self.notify(f"no pane named {pane_id!r}", severity="warning")
             return
-        self.tabs.active = pane_id
+        tabs = self.tabs
+        if tabs.active != pane_id:
+            # Drop focus left in the old pane, or restoring it (say, as the palette closes)
+            # would switch straight back to that pane.
+            tabs.screen.set_focus(None)
+        tabs.active = pane_id
         self.call_after_refresh(self._focus_pane, pane_id)
 
     def _focus_pane(self, pane_id: str) -> None:
