@@ -1,0 +1,344 @@
+"""`lore chat`: the line REPL. Questions stream their answers; `/commands` run from the registry.
+
+The REPL is a thin face over the core: asking goes through `AskEngine.ask` (the same events
+the full-screen app consumes) and every slash command comes from `lore.core.commands`, so
+completion, help and behaviour match the app. Each ask runs in its own event loop, which makes
+Ctrl-C simple: `asyncio.run` turns it into a cancellation of the ask, the engine records the
+turn as `cancelled`, and the session goes on. Nothing a user types ends the session except
+`/quit` or Ctrl-D.
+
+When standard input is not a terminal, lines are read plainly, so `lore chat < questions.txt`
+works in scripts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.output import Output
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+from rich.text import Text
+
+from lore.core.ask import AnswerDelta, AskEngine, AskFailed, AskFinished, AskStarted
+from lore.core.commands import (
+    CommandContext,
+    CommandRegistry,
+    CommandResult,
+    TableData,
+    build_registry,
+)
+from lore.errors import LoreError
+from lore.paths import user_dirs
+
+if TYPE_CHECKING:
+    from lore.core.pack import ContextPack
+    from lore.core.turns import Turn
+    from lore.core.vault import Vault
+
+HISTORY_FILE_NAME = "chat_history"
+
+
+def input_history_path() -> Path:
+    """Typed lines are kept per user, outside any vault, like a shell's history."""
+    return user_dirs().data / HISTORY_FILE_NAME
+
+
+def open_input_history(path: Path) -> History:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch(exist_ok=True)
+    except OSError:
+        return InMemoryHistory()  # A read-only home still gets a working session.
+    return FileHistory(str(path))
+
+
+class SlashCompleter(Completer):
+    """Completes `/commands` from the registry, best match first, each with its help."""
+
+    def __init__(self, registry: CommandRegistry) -> None:
+        self.registry = registry
+
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text:
+            return
+        for command in self.registry.complete(text[1:]):
+            display = f"/{command.name} {command.hint}".rstrip()
+            yield Completion(
+                f"/{command.name}",
+                start_position=-len(text),
+                display=display,
+                display_meta=command.help,
+            )
+
+
+class ChatSession:
+    """One conversation: a line in, an answer or a command's output out."""
+
+    def __init__(
+        self,
+        vault: Vault,
+        console: Console,
+        *,
+        engine: AskEngine | None = None,
+        registry: CommandRegistry | None = None,
+    ) -> None:
+        self.vault = vault
+        self.console = console
+        self.engine = engine or AskEngine(vault)
+        self.registry = registry or build_registry()
+        self.context = CommandContext(vault=vault, engine=self.engine)
+        self._mid_line = False
+
+    # -- one line ----------------------------------------------------------------------------
+
+    def handle(self, line: str) -> bool:
+        """Act on one line; False when the session should end."""
+        text = line.strip()
+        if not text:
+            return True
+        if not text.startswith("/"):
+            self.ask(text)
+            return True
+        try:
+            result = self.registry.dispatch(self.context, text)
+        except LoreError as exc:
+            self.error(exc.message)
+            return True
+        except KeyboardInterrupt:
+            self.note("interrupted")
+            return True
+        except Exception as exc:
+            self.internal_error(exc)
+            return True
+        return self.show(result)
+
+    def show(self, result: CommandResult) -> bool:
+        if not result.ok:
+            self.error(result.markdown or "that command failed")
+            return True
+        if result.markdown:
+            self.console.print(Markdown(result.markdown))
+        if result.table is not None and not table_shown_in(result.table, result.markdown):
+            self.console.print(render_table(result.table))
+        return self.perform(result.action)
+
+    def perform(self, action: str | None) -> bool:
+        """Carry out what a command asked of the face; actions meant for panes are ignored."""
+        verb, _, argument = (action or "").partition(":")
+        if verb == "quit":
+            return False
+        if verb == "ask" and argument.strip():
+            self.ask(argument)
+        elif verb == "clear":
+            self.console.clear()
+        elif verb == "theme" and argument:
+            from lore.core.themes import remember_theme
+
+            remember_theme(argument)
+            self.note(f"the app will open with the theme {argument}")
+        return True
+
+    # -- asking ------------------------------------------------------------------------------
+
+    def ask(self, question: str) -> None:
+        """Stream the answer to `question`; Ctrl-C cancels it and keeps the session."""
+        try:
+            asyncio.run(self._ask(question))
+        except KeyboardInterrupt:
+            self.note("cancelled: the turn is kept in the history as cancelled")
+        except LoreError as exc:
+            self.error(exc.message)
+        except Exception as exc:
+            self.internal_error(exc)
+
+    async def _ask(self, question: str) -> None:
+        try:
+            async for event in self.engine.ask(question):
+                if isinstance(event, AskStarted):
+                    self._started(event.pack)
+                elif isinstance(event, AnswerDelta):
+                    self._write_answer(event.text)
+                elif isinstance(event, AskFinished):
+                    self._finished(event.turn, event.pack, event.citations_removed)
+                elif isinstance(event, AskFailed):
+                    self.error(event.error_message)
+        finally:
+            # This loop ends with the ask; the provider's connections must not outlive it.
+            await self.engine.provider.aclose()
+
+    def _started(self, pack: ContextPack) -> None:
+        if pack.followup and pack.resolved_question != pack.question:
+            self.note(f"(read as: {pack.resolved_question})")
+
+    def _finished(self, turn: Turn, pack: ContextPack, citations_removed: int) -> None:
+        if citations_removed:
+            plural = "s" if citations_removed != 1 else ""
+            self.note(
+                f"{citations_removed} citation{plural} to notes that were not in the context "
+                "removed from the saved answer"
+            )
+        self._end_answer_line()
+        sources = cited_sources(turn, pack)
+        if sources:
+            self.console.print(Text.assemble(("sources: ", "bold"), sources))
+        self.note(turn_summary(turn))
+
+    # -- output ------------------------------------------------------------------------------
+
+    def _write_answer(self, text: str) -> None:
+        # Raw text as it arrives: Markdown cannot be laid out until the answer is whole.
+        self.console.file.write(text)
+        self.console.file.flush()
+        self._mid_line = not text.endswith("\n")
+
+    def _end_answer_line(self) -> None:
+        if self._mid_line:
+            self.console.file.write("\n")
+            self._mid_line = False
+
+    def note(self, message: str) -> None:
+        self._end_answer_line()
+        self.console.print(Text(message, style="dim"))
+
+    def error(self, message: str) -> None:
+        self._end_answer_line()
+        self.console.print(Text.assemble(("error: ", "bold red"), message))
+
+    def internal_error(self, exc: Exception) -> None:
+        """A bug, not a user's mistake: one line, and the session goes on."""
+        if os.environ.get("LORE_DEBUG"):
+            raise exc
+        self.error(
+            f"internal error: {type(exc).__name__}: {exc} (set LORE_DEBUG=1 for the traceback)"
+        )
+
+    def banner(self) -> str:
+        provider = self.engine.provider
+        model = f" {provider.model}" if provider.model else ""
+        return (
+            f"Lore chat · vault {self.vault.name} · {provider.name}{model} · "
+            "/help lists commands · Ctrl-C cancels an answer · Ctrl-D quits"
+        )
+
+
+def cited_sources(turn: Turn, pack: ContextPack) -> str:
+    """`[1] Title, [3] Title (untrusted)` for the delivered notes the answer cites."""
+    cited = set(turn.cited)
+    parts = []
+    for item in pack.notes():
+        if item.ref in cited and item.number is not None:
+            flag = " (untrusted)" if item.trust == "untrusted" else ""
+            parts.append(f"[{item.number}] {item.label}{flag}")
+    return ", ".join(parts)
+
+
+def turn_summary(turn: Turn) -> str:
+    """Provider, tokens in and out (reported, else estimated with ~), latency, speed."""
+    usage, timings = turn.usage, turn.timings
+    prompt = (
+        f"{usage.prompt_tokens}"
+        if usage.prompt_tokens is not None
+        else f"~{usage.estimated_prompt_tokens}"
+    )
+    completion_count = (
+        usage.completion_tokens
+        if usage.completion_tokens is not None
+        else usage.estimated_completion_tokens
+    )
+    completion = (
+        f"{completion_count}" if usage.completion_tokens is not None else f"~{completion_count}"
+    )
+    parts = [f"{turn.provider} {turn.model}".strip(), f"{prompt} → {completion} tokens"]
+    if timings.first_token_ms is not None:
+        parts.append(f"first token {timings.first_token_ms / 1000:.2f} s")
+    parts.append(f"{timings.total_ms / 1000:.2f} s")
+    generating_s = (timings.total_ms - (timings.first_token_ms or 0.0)) / 1000
+    if completion_count and generating_s > 0.001:
+        parts.append(f"{completion_count / generating_s:.0f} tok/s")
+    return " · ".join(parts)
+
+
+def table_shown_in(table: TableData, markdown: str | None) -> bool:
+    """Whether the Markdown already lists every row, so the table would say it twice."""
+    if not markdown or not table.rows:
+        return False
+    return all(row and str(row[0]) in markdown for row in table.rows)
+
+
+def render_table(table: TableData) -> Table:
+    rendered = Table(title=table.title or None, title_justify="left")
+    for column in table.columns:
+        rendered.add_column(str(column))
+    for row in table.rows:
+        rendered.add_row(*("" if cell is None else str(cell) for cell in row))
+    return rendered
+
+
+# -- the two ways of reading lines --------------------------------------------------------------
+
+
+def run_interactive(
+    session: ChatSession,
+    *,
+    input: Input | None = None,
+    output: Output | None = None,
+    history: History | None = None,
+) -> int:
+    """The prompt-toolkit loop: completion, persistent input history, a status line."""
+
+    def status_line() -> str:
+        provider = session.engine.provider  # /model may switch it mid-session.
+        return f" {provider.name} {provider.model} · vault {session.vault.name}"
+
+    prompt: PromptSession[str] = PromptSession(
+        history=history if history is not None else open_input_history(input_history_path()),
+        completer=SlashCompleter(session.registry),
+        complete_while_typing=True,
+        bottom_toolbar=status_line,
+        input=input,
+        output=output,
+    )
+    session.note(session.banner())
+    while True:
+        try:
+            line = prompt.prompt(f"{session.vault.name}> ")
+        except KeyboardInterrupt:
+            continue  # Ctrl-C at the prompt clears the line, as in a shell.
+        except EOFError:
+            return 0
+        if not session.handle(line):
+            return 0
+
+
+def run_plain(session: ChatSession, lines: Iterable[str]) -> int:
+    """Lines from a pipe or a file, one ask or command each."""
+    try:
+        for line in lines:
+            if not session.handle(line):
+                break
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def run_chat(vault: Vault, console: Console, *, stdin: TextIO | None = None) -> int:
+    session = ChatSession(vault, console)
+    source = stdin or sys.stdin
+    if not source.isatty():
+        return run_plain(session, source)
+    return run_interactive(session)
