@@ -260,3 +260,11 @@ def test_one_provider_serves_several_event_loops(make: MakeProvider) -> None:
     first = asyncio.run(collect(provider, MESSAGES))
     second = asyncio.run(collect(provider, MESSAGES))
     assert first.text == second.text == "Hello, world."
+
+
+async def test_connection_closed_before_any_text_says_so(
+    make: MakeProvider, fake_server: FakeModelServer
+) -> None:
+    fake_server.reply(Script(drop_after=0))
+    with pytest.raises(StreamInterrupted, match="closed the connection without answering"):
+        await gather(make())

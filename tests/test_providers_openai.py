@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from lore.config import ProviderSettings
@@ -103,3 +104,39 @@ async def test_wrong_path_points_at_the_base_url(fake_server: FakeModelServer) -
 )
 def test_chat_url_from_base_url(base_url: str, expected: str) -> None:
     assert chat_completions_url(base_url) == expected
+
+
+def sse_transport(body: bytes) -> httpx.MockTransport:
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"Content-Type": "text/event-stream"}, content=body)
+
+    return httpx.MockTransport(answer)
+
+
+async def test_events_in_any_legal_shape_are_read() -> None:
+    # CRLF line ends, an `event:` field, data without the space, one JSON split over two
+    # data lines, a comment, and role-only and reasoning deltas that carry no answer text.
+    body = (
+        b": hello\r\n\r\n"
+        b'data: {"choices":[{"delta":{"role":"assistant"}}]}\r\n\r\n'
+        b'data: {"choices":[{"delta":{"reasoning_content":"hmm"}}]}\r\n\r\n'
+        b"event: message\r\n"
+        b'data:{"choices":[{"delta":{"content":"Fine"}}]}\r\n\r\n'
+        b'data: {"choices":[{"delta":\n'
+        b'data: {"content":", thanks."},"finish_reason":"stop"}]}\n\n'
+        b'data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}\n\n'
+        b"data: [DONE]\n\n"
+    )
+    settings = ProviderSettings(name="openai", model="m", base_url="http://127.0.0.1:9")
+    provider = OpenAICompatProvider(settings, transport=sse_transport(body))
+    reply = await collect(provider, QUESTION)
+    assert reply.text == "Fine, thanks."
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens) == (7, 3)
+
+
+async def test_finished_reply_without_done_marker_is_complete() -> None:
+    # Some servers close the stream after the finishing chunk without sending [DONE].
+    body = b'data: {"choices":[{"delta":{"content":"Yes."},"finish_reason":"stop"}]}\n\n'
+    settings = ProviderSettings(name="openai", model="m", base_url="http://127.0.0.1:9")
+    provider = OpenAICompatProvider(settings, transport=sse_transport(body))
+    assert (await collect(provider, QUESTION)).text == "Yes."

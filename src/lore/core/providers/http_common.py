@@ -143,6 +143,11 @@ class StreamFailure:
             )
         if isinstance(exc, CONNECT_ERRORS):
             return self.unreachable(exc)
+        if received_chars == 0:
+            return StreamInterrupted(
+                f"{self.label} at {self.origin} closed the connection without answering "
+                f"({_reason(exc)})"
+            )
         return StreamInterrupted(
             f"the reply from {self.label} was cut off after {received_chars} characters "
             f"({_reason(exc)})"
