@@ -17,6 +17,7 @@ from lore.tui.app import PANES, LoreApp
 from lore.tui.messages import OpenNote
 from lore.tui.widgets.help_screen import HelpScreen
 from lore.tui.widgets.meter import ContextMeter, meter_level
+from lore.tui.widgets.prompt import PromptArea
 
 
 async def test_first_screen_shows_vault_provider_meter_and_five_tabs(sample_vault: Vault) -> None:
@@ -36,12 +37,21 @@ async def test_first_screen_shows_vault_provider_meter_and_five_tabs(sample_vaul
 async def test_number_keys_switch_panes_even_with_alt_while_typing(sample_vault: Vault) -> None:
     app = LoreApp(sample_vault)
     async with app.run_test(size=(120, 36)) as pilot:
-        app.set_focus(None)
-        for number, (pane_id, _, _) in enumerate(PANES, 1):
+        await pilot.pause()
+        for number, (pane_id, _, _) in reversed(list(enumerate(PANES, 1))):
+            app.set_focus(None)
             await pilot.press(str(number))
             assert app.active_pane == pane_id
+        # In the Ask prompt a digit is text; Alt with the digit still switches.
+        await pilot.pause()
+        assert app.focused is app.query_one("#ask-prompt")
+        await pilot.press("2")
+        assert app.active_pane == "ask"
+        await pilot.press("alt+2")
+        assert app.active_pane == "history"
         await pilot.press("alt+1")
         assert app.active_pane == "ask"
+        assert app.query_one(PromptArea).text == "2"
 
 
 async def test_quarantine_tab_shows_how_many_claims_are_held(sample_vault: Vault) -> None:
@@ -118,8 +128,10 @@ async def test_writes_by_another_process_reach_the_panes(
             json.dumps({"time": "2026-01-01T00:00:00Z", "question": "q"}) + "\n", encoding="utf-8"
         )
         await wait_until(
-            lambda: any("notes" in kinds for kinds in seen)
-            and any("history" in kinds for kinds in seen),
+            lambda: (
+                any("notes" in kinds for kinds in seen)
+                and any("history" in kinds for kinds in seen)
+            ),
             timeout=8,
             message=f"changes not noticed: {seen}",
         )

@@ -102,6 +102,10 @@ class PromptArea(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if key.startswith("alt+") and key not in NEWLINE_KEYS:
+            # Alt chords are the app's (Alt+1..5 switch panes), never text to insert.
+            event.prevent_default()
+            return
         handled = True
         if self.completing and key in ("up", "down"):
             self.post_message(self.CompletionMove(-1 if key == "up" else 1))
