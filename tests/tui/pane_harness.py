@@ -13,19 +13,9 @@ from textual.message import Message
 from textual.widget import Widget
 
 from lore.tui.messages import AskQuestion, OpenNote
+from lore.tui.theming import lore_variable_defaults
 
 STYLESHEET = Path(__file__).resolve().parents[2] / "src" / "lore" / "tui" / "lore.tcss"
-
-
-def _theme_variable_defaults() -> dict[str, str]:
-    try:
-        from lore.tui.app import LoreApp
-    except Exception:
-        return {}
-    try:
-        return dict(LoreApp.get_theme_variable_defaults(App()))  # type: ignore[arg-type]
-    except Exception:
-        return {}
 
 
 class PaneHost(App[None]):
@@ -40,7 +30,11 @@ class PaneHost(App[None]):
         self.copied: list[str] = []
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
-        return {**super().get_theme_variable_defaults(), **_theme_variable_defaults()}
+        # Lore's own colour variables ($held, $trust-…), as the real app provides them.
+        return {
+            **super().get_theme_variable_defaults(),
+            **lore_variable_defaults(self.current_theme),
+        }
 
     def compose(self) -> ComposeResult:
         yield self._make_pane()

@@ -1,0 +1,363 @@
+"""The History pane: every turn ever asked, searchable, with what each one cost, and the
+state of the compressed memory with a key to compact now."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
+from textual.widgets import Input, Markdown, Static
+from textual.worker import Worker, get_current_worker
+
+from lore.core.history import HistoryStore
+from lore.core.history_export import export_turns, turn_markdown, turn_summary
+from lore.core.memory_status import MemoryStatus, memory_status
+from lore.core.turns import Turn
+from lore.core.vault import Vault
+from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
+from lore.tui.panes.pane_support import report_worker_failure
+from lore.tui.widgets.history_export_screen import ExportScreen
+from lore.tui.widgets.history_list import HistoryList
+
+SEARCH_LIMIT = 2000
+SEARCH_DELAY_S = 0.25
+DETAIL_DELAY_S = 0.06
+NOTE_LINK_SCHEME = "note:"
+
+
+def turn_document(turn: Turn) -> str:
+    """The highlighted turn as Markdown, citations as links into the Notes pane."""
+    parts = ["### Question", "", turn.question.strip() or "*(empty)*", ""]
+    if turn.resolved_question and turn.resolved_question.strip() != turn.question.strip():
+        parts += [f"*Understood as:* {turn.resolved_question.strip()}", ""]
+    parts += ["### Answer", ""]
+    if turn.status == "cancelled":
+        parts += ["*Cancelled before the answer was complete.*", ""]
+    elif turn.status == "error":
+        parts += [f"*Failed:* {turn.error or 'unknown error'}", ""]
+    parts += [turn.answer.strip() or "*(no answer)*", ""]
+    if turn.cited:
+        parts += ["### Cited", ""]
+        parts += [f"- [{path}]({NOTE_LINK_SCHEME}{path})" for path in turn.cited]
+    return "\n".join(parts)
+
+
+class HistoryPane(Vertical):
+    """Browse and search past turns; ask again, copy, export; compact the history."""
+
+    HELP: ClassVar[str] = """\
+## History
+
+Every turn asked in this vault, newest first. Scrolling reads the history a page at a
+time, so it stays quick however long it grows.
+
+| Key | Does |
+|---|---|
+| `/` | Search every question and answer (all words must match) |
+| `Esc` | Clear the search |
+| `Enter` | Read the highlighted turn (scroll its answer) |
+| `r` | Ask the question again now |
+| `o` | Put the question in the Ask pane to edit first |
+| `c` | Copy the turn as Markdown |
+| `x` | Export the shown turns (all, or the search results) to Markdown or JSONL |
+| `m` | Compact now: summarise older turns into memory (shows tokens before and after) |
+
+The bottom line shows the compressed memory: the live turns against the compaction
+threshold, entries per level with their tokens, and the watermark (the last turn
+compacted). Compaction never deletes a turn from `history.jsonl`.
+"""
+
+    DEFAULT_CSS = """
+    HistoryPane {
+        height: 1fr;
+    }
+    HistoryPane #history-top {
+        height: auto;
+        margin: 0 0 1 0;
+    }
+    HistoryPane #history-search {
+        width: 1fr;
+    }
+    HistoryPane #history-count {
+        width: auto;
+        padding: 1 1 0 2;
+        color: $text-muted;
+    }
+    HistoryPane #history-body {
+        height: 1fr;
+    }
+    HistoryPane #history-list {
+        width: 3fr;
+    }
+    HistoryPane #history-detail {
+        width: 2fr;
+        padding: 0 1;
+        border-left: vkey $primary 30%;
+    }
+    HistoryPane #history-turn-meta {
+        color: $text-muted;
+        height: auto;
+    }
+    HistoryPane #history-turn-meta.-failed {
+        color: $error;
+    }
+    HistoryPane #history-memory {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+        color: $text-muted;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "search", "Search", id="history.search", tooltip="Search every turn"),
+        Binding(
+            "escape", "clear_search", "Clear", id="history.clear_search", tooltip="Show every turn"
+        ),
+        Binding(
+            "r", "ask_again", "Ask again", id="history.ask_again", tooltip="Ask this again now"
+        ),
+        Binding("o", "open_in_ask", "Open in Ask", id="history.open", tooltip="Edit it in Ask"),
+        Binding("c", "copy", "Copy", id="history.copy", tooltip="Copy the turn as Markdown"),
+        Binding("x", "export", "Export", id="history.export", tooltip="Export to Markdown/JSONL"),
+        Binding("m", "compact", "Compact", id="history.compact", tooltip="Compact the history now"),
+    ]
+
+    def __init__(self, vault: Vault, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.vault = vault
+        self.store = HistoryStore(vault)
+        self.query_text = ""
+        self.total = 0
+        self.memory: MemoryStatus | None = None
+        self._search_timer: Timer | None = None
+        self._detail_timer: Timer | None = None
+        self._shown: Turn | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="history-top"):
+            yield Input(placeholder="Search every turn…  (/)", id="history-search")
+            yield Static("", id="history-count")
+        with Horizontal(id="history-body"):
+            yield HistoryList(self.store.read_range, id="history-list")
+            with Vertical(id="history-detail"):
+                yield Static("", id="history-turn-meta")
+                with VerticalScroll(id="history-turn-scroll"):
+                    yield Markdown(
+                        "*No turn yet: ask something in the Ask pane.*",
+                        id="history-turn",
+                        open_links=False,
+                    )
+        yield Static("Memory: reading…", id="history-memory")
+
+    @property
+    def history_list(self) -> HistoryList:
+        return self.query_one(HistoryList)
+
+    def focus_default(self) -> None:
+        self.history_list.focus()
+
+    def on_mount(self) -> None:
+        self.refresh_data()
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def refresh_data(self) -> None:
+        """Re-read the history and the memory (after an ask, or another process wrote)."""
+        if self.query_text:
+            self._search(self.query_text)
+        else:
+            self._load_count()
+        self._load_memory()
+
+    def on_vault_changed(self, message: VaultChanged) -> None:
+        if "history" in message.kinds:
+            self.refresh_data()
+        elif "memory" in message.kinds:
+            self._load_memory()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history-count")
+    def _load_count(self) -> None:
+        total = self.store.count()
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_count, total)
+
+    def _show_count(self, total: int) -> None:
+        self.total = total
+        if self.query_text:
+            return
+        self.history_list.show_history(total)
+        self._update_count_label()
+
+    def _update_count_label(self) -> None:
+        label = self.query_one("#history-count", Static)
+        if self.query_text:
+            found = self.history_list.row_count
+            more = "+" if found >= SEARCH_LIMIT else ""
+            label.update(f"{found:,}{more} of {self.total:,} turns match")
+        else:
+            label.update(f"{self.total:,} turns")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history-memory")
+    def _load_memory(self) -> None:
+        status = memory_status(self.vault)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_memory, status)
+
+    def _show_memory(self, status: MemoryStatus) -> None:
+        self.memory = status
+        described = status.describe()
+        line = Text(described[:1].upper() + described[1:])
+        line.append("  ·  m compacts now", style="italic")
+        self.query_one("#history-memory", Static).update(line)
+
+    # -- the highlighted turn ----------------------------------------------------------------
+
+    @on(HistoryList.Highlighted, "#history-list")
+    def _highlighted(self, event: HistoryList.Highlighted) -> None:
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        turn = event.turn
+        # Holding an arrow key should not lay out a long answer for every row passed.
+        self._detail_timer = self.set_timer(DETAIL_DELAY_S, lambda: self._show_turn(turn))
+
+    def _show_turn(self, turn: Turn | None) -> None:
+        if turn is not None and self._shown is not None and turn.id == self._shown.id:
+            return
+        self._shown = turn
+        meta = self.query_one("#history-turn-meta", Static)
+        viewer = self.query_one("#history-turn", Markdown)
+        if turn is None:
+            meta.update("")
+            empty = self.history_list.row_count == 0
+            viewer.update("*Nothing matches.*" if self.query_text and empty else "")
+            return
+        meta.set_class(turn.status != "ok", "-failed")
+        meta.update(Text(f"{turn.time} · {turn_summary(turn)}\nturn {turn.id}"))
+        viewer.update(turn_document(turn))
+        self.query_one("#history-turn-scroll", VerticalScroll).scroll_home(animate=False)
+
+    @on(HistoryList.Selected, "#history-list")
+    def _selected(self, event: HistoryList.Selected) -> None:
+        self._show_turn(event.turn)
+        self.query_one("#history-turn-scroll", VerticalScroll).focus()
+
+    @on(Markdown.LinkClicked, "#history-turn")
+    def _citation_clicked(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        if event.href.startswith(NOTE_LINK_SCHEME):
+            self.post_message(OpenNote(event.href[len(NOTE_LINK_SCHEME) :]))
+
+    # -- search ------------------------------------------------------------------------------
+
+    @on(Input.Changed, "#history-search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        text = event.value.strip()
+        if text:
+            self._search_timer = self.set_timer(SEARCH_DELAY_S, lambda: self._search(text))
+        elif self.query_text:
+            self.query_text = ""
+            self._load_count()
+
+    @on(Input.Submitted, "#history-search")
+    def _search_submitted(self) -> None:
+        self.history_list.focus()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history-search")
+    def _search(self, text: str) -> None:
+        found = self.store.search(text, limit=SEARCH_LIMIT)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_found, text, found)
+
+    def _show_found(self, text: str, found: list[Turn]) -> None:
+        if self.query_one("#history-search", Input).value.strip() != text:
+            return  # the user typed on; a newer search is coming
+        self.query_text = text
+        self.history_list.show_turns(found)
+        self._update_count_label()
+
+    def action_search(self) -> None:
+        self.query_one("#history-search", Input).focus()
+
+    def action_clear_search(self) -> None:
+        search = self.query_one("#history-search", Input)
+        search.value = ""
+        self.query_text = ""
+        self._load_count()
+        self.history_list.focus()
+
+    # -- actions on the highlighted turn -----------------------------------------------------
+
+    def _turn_or_hint(self) -> Turn | None:
+        turn = self.history_list.highlighted_turn
+        if turn is None:
+            self.notify("No turn highlighted.", severity="warning")
+        return turn
+
+    def action_ask_again(self) -> None:
+        if turn := self._turn_or_hint():
+            self.post_message(AskQuestion(turn.question, submit=True))
+
+    def action_open_in_ask(self) -> None:
+        if turn := self._turn_or_hint():
+            self.post_message(AskQuestion(turn.question))
+
+    def action_copy(self) -> None:
+        if turn := self._turn_or_hint():
+            self.app.copy_to_clipboard(turn_markdown(turn))
+            self.notify("Copied the turn as Markdown.")
+
+    def action_export(self) -> None:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M")
+        suggested = Path.cwd() / f"lore-history-{stamp}.md"
+        if self.query_text:
+            what = f"the {self.history_list.row_count:,} turns matching {self.query_text!r}"
+        else:
+            what = f"all {self.total:,} turns"
+        self.app.push_screen(ExportScreen(what, suggested), self._export_chosen)
+
+    def _export_chosen(self, path: Path | None) -> None:
+        if path is not None:
+            found = self.history_list.shown_turns if self.query_text else None
+            self._export(path, None if found is None else list(reversed(found)))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history-export")
+    def _export(self, path: Path, turns: list[Turn] | None) -> None:
+        source = self.store.iter_turns() if turns is None else turns
+        count = export_turns(source, path, title=f"{self.vault.name}: history")
+        self.app.call_from_thread(self.notify, f"Exported {count:,} turns to {path}")
+
+    def action_compact(self) -> None:
+        self.notify("Compacting…", timeout=2)
+        self._compact()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history-compact")
+    def _compact(self) -> None:
+        from lore.core.compaction import compact
+
+        provider = getattr(self.app, "provider", None)
+        if provider is not None and getattr(provider, "name", "") == "offline":
+            provider = None  # the offline provider summarises extractively either way
+        report = compact(self.vault, provider=provider)
+        if report.compacted:
+            message = (
+                f"Compacted {report.turns_covered:,} turns: live history "
+                f"{report.live_tokens_before:,} → {report.live_tokens_after:,} tokens, "
+                f"memory {report.memory_tokens_before:,} → {report.memory_tokens_after:,} tokens."
+            )
+        else:
+            message = f"Nothing compacted: {report.reason}."
+        self.app.call_from_thread(self.notify, message, title="Compaction", timeout=10)
+        self.app.call_from_thread(self._load_memory)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        report_worker_failure(self, event.worker, event.state)

@@ -1,0 +1,335 @@
+"""The History pane's list: one row per turn, newest first, virtual at any length.
+
+Only the rows on screen are rendered, and turns are read from disk a page at a time in
+thread workers as the user scrolls to them, so a history of 100,000 turns costs no more to
+show than one of ten. A page not yet read shows as a placeholder row for a moment.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from functools import partial
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from lore.core.turns import Turn
+
+PAGE_ROWS = 200
+CACHED_PAGES = 64
+_STATUS_MARK = {"ok": "·", "cancelled": "⊘", "error": "✗"}
+
+# Reads turns [start, stop) by position, oldest first (HistoryStore.read_range).
+PageReader = Callable[[int, int], list[Turn]]
+
+
+def turn_tokens(turn: Turn) -> int:
+    usage = turn.usage
+    prompt = (
+        usage.prompt_tokens if usage.prompt_tokens is not None else usage.estimated_prompt_tokens
+    )
+    reply = (
+        usage.completion_tokens
+        if usage.completion_tokens is not None
+        else usage.estimated_completion_tokens
+    )
+    return prompt + reply
+
+
+def _when(stamp: str) -> str:
+    # "2026-11-30T14:02:11Z" -> "11-30 14:02"; anything else shown as it is, cut to fit.
+    if len(stamp) >= 16 and stamp[10] == "T":
+        return f"{stamp[5:10]} {stamp[11:16]}"
+    return stamp[:11].ljust(11)
+
+
+class HistoryList(ScrollView, can_focus=True):
+    """Rows of turns with a cursor; posts Highlighted as it moves and Selected on Enter."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "history-list--cursor",
+        "history-list--muted",
+        "history-list--failed",
+    }
+
+    DEFAULT_CSS = """
+    HistoryList {
+        height: 1fr;
+        background: $surface;
+    }
+    HistoryList > .history-list--cursor {
+        background: $accent 25%;
+    }
+    HistoryList:focus > .history-list--cursor {
+        background: $accent 50%;
+    }
+    HistoryList > .history-list--muted {
+        color: $text-muted;
+    }
+    HistoryList > .history-list--failed {
+        color: $error;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "move(-1)", "Up", show=False, id="history.list.up", tooltip="Newer turn"),
+        Binding(
+            "down", "move(1)", "Down", show=False, id="history.list.down", tooltip="Older turn"
+        ),
+        Binding(
+            "pageup",
+            "page(-1)",
+            "Page up",
+            show=False,
+            id="history.list.pageup",
+            tooltip="A page newer",
+        ),
+        Binding(
+            "pagedown",
+            "page(1)",
+            "Page down",
+            show=False,
+            id="history.list.pagedown",
+            tooltip="A page older",
+        ),
+        Binding(
+            "home", "jump(0)", "Newest", show=False, id="history.list.home", tooltip="Newest turn"
+        ),
+        Binding(
+            "end", "jump(-1)", "Oldest", show=False, id="history.list.end", tooltip="Oldest turn"
+        ),
+        Binding(
+            "enter", "select", "Open", show=False, id="history.list.select", tooltip="Open the turn"
+        ),
+    ]
+
+    class Highlighted(Message):
+        def __init__(self, history_list: HistoryList, turn: Turn | None) -> None:
+            super().__init__()
+            self.history_list = history_list
+            self.turn = turn
+
+        @property
+        def control(self) -> HistoryList:
+            return self.history_list
+
+    class Selected(Highlighted):
+        pass
+
+    def __init__(self, read_page: PageReader, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._read_page = read_page
+        self._total = 0
+        self._found: list[Turn] | None = None
+        self._pages: OrderedDict[int, list[Turn | None]] = OrderedDict()
+        self._pending: set[int] = set()
+        self._generation = 0
+        self._last_highlighted: str | None = None
+        self.cursor = 0
+
+    # -- what is shown -----------------------------------------------------------------------
+
+    @property
+    def row_count(self) -> int:
+        return len(self._found) if self._found is not None else self._total
+
+    @property
+    def shown_turns(self) -> list[Turn] | None:
+        """The turns shown when they are a search result, newest first; None for all."""
+        return None if self._found is None else list(self._found)
+
+    def show_history(self, total: int) -> None:
+        """Show every turn; `total` is the history's length. Keeps the highlighted turn."""
+        added = total - self._total if self._found is None else 0
+        at_top = self.scroll_offset.y == 0 and self.cursor == 0
+        self._found = None
+        self._total = max(0, total)
+        self._forget_pages()
+        if added > 0 and not at_top:
+            # Rows are newest first: new turns push the ones being looked at down.
+            self.cursor += added
+            self.scroll_to(y=self.scroll_offset.y + added, animate=False, immediate=True)
+        self._resize()
+
+    def show_turns(self, turns: list[Turn]) -> None:
+        """Show just these turns (search results), newest first."""
+        self._found = list(turns)
+        self._forget_pages()
+        self.cursor = 0
+        self._resize()
+        self.scroll_to(y=0, animate=False, immediate=True)
+
+    def turn_at(self, row: int) -> Turn | None:
+        if not 0 <= row < self.row_count:
+            return None
+        if self._found is not None:
+            return self._found[row]
+        page = self._pages.get(row // PAGE_ROWS)
+        if page is None:
+            return None
+        offset = row % PAGE_ROWS
+        return page[offset] if offset < len(page) else None
+
+    @property
+    def highlighted_turn(self) -> Turn | None:
+        return self.turn_at(self.cursor)
+
+    def _forget_pages(self) -> None:
+        self._generation += 1
+        self._pages.clear()
+        self._pending.clear()
+
+    def _resize(self) -> None:
+        self.cursor = min(max(0, self.cursor), max(0, self.row_count - 1))
+        self.virtual_size = Size(self.size.width, self.row_count)
+        self.refresh()
+        self._announce(force=True)
+
+    # -- pages -------------------------------------------------------------------------------
+
+    def _request(self, page: int) -> None:
+        if page in self._pages or page in self._pending or self._found is not None:
+            return
+        if page < 0 or page * PAGE_ROWS >= self._total:
+            return
+        self._pending.add(page)
+        # Rows count from the newest turn; positions from the oldest.
+        stop = self._total - page * PAGE_ROWS
+        start = max(0, stop - PAGE_ROWS)
+        self.run_worker(
+            partial(self._read, self._generation, page, start, stop),
+            thread=True,
+            group="history-pages",
+            exit_on_error=False,
+        )
+
+    def _read(self, generation: int, page: int, start: int, stop: int) -> None:
+        turns = self._read_page(start, stop)
+        self.app.call_from_thread(self._page_read, generation, page, stop - start, turns)
+
+    def _page_read(self, generation: int, page: int, size: int, turns: list[Turn]) -> None:
+        if generation != self._generation:
+            return
+        self._pending.discard(page)
+        rows: list[Turn | None] = list(reversed(turns))
+        # A record that is not a turn comes back missing; keep the page its full height.
+        rows.extend([None] * (size - len(rows)))
+        self._pages[page] = rows
+        while len(self._pages) > CACHED_PAGES:
+            self._pages.popitem(last=False)
+        self.refresh()
+        if self.cursor // PAGE_ROWS == page:
+            self._announce()
+
+    def _prefetch(self, first_row: int, last_row: int) -> None:
+        """Read the pages on screen, and the next ones either side before they are reached."""
+        margin = PAGE_ROWS
+        for page in range(
+            max(0, first_row - margin) // PAGE_ROWS, (last_row + margin) // PAGE_ROWS + 1
+        ):
+            self._request(page)
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def render_line(self, y: int) -> Strip:
+        row = self.scroll_offset.y + y
+        width = self.size.width
+        base = self.rich_style
+        if row >= self.row_count:
+            return Strip.blank(width, base)
+        turn = self.turn_at(row)
+        page = row // PAGE_ROWS
+        if page in self._pages:
+            self._pages.move_to_end(page)
+        elif self._found is None:
+            self.call_later(self._request, page)
+        text = self._row_text(turn, width)
+        style = base
+        if row == self.cursor:
+            style = base + self.get_component_rich_style("history-list--cursor")
+        segments = list(text.render(self.app.console))
+        strip = Strip(segments).crop_extend(0, width, style)
+        return strip.apply_style(style) if row == self.cursor else strip
+
+    def _row_text(self, turn: Turn | None, width: int) -> Text:
+        muted = self.get_component_rich_style("history-list--muted", partial=True)
+        if turn is None:
+            return Text("  …", style=muted)
+        tokens = turn_tokens(turn)
+        seconds = turn.timings.total_ms / 1000
+        right = f"{tokens:>7,} tok {seconds:>6.1f}s"
+        mark = _STATUS_MARK.get(turn.status, "?")
+        left = f"{_when(turn.time)} {mark} "
+        room = max(4, width - len(left) - len(right) - 2)
+        question = Text(" ".join(turn.question.split()))
+        question.truncate(room, overflow="ellipsis", pad=True)
+        mark_style: Style = muted
+        if turn.status != "ok":
+            mark_style = self.get_component_rich_style("history-list--failed", partial=True)
+        return Text.assemble(
+            (left[:-3], muted), (f" {mark} ", mark_style), question, "  ", (right, muted)
+        )
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(event.size.width, self.row_count)
+
+    # -- the cursor --------------------------------------------------------------------------
+
+    def move_cursor(self, row: int) -> None:
+        if self.row_count == 0:
+            return
+        self.cursor = min(max(0, row), self.row_count - 1)
+        height = max(1, self.scrollable_content_region.height)
+        top = self.scroll_offset.y
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+        self.refresh()
+        self._announce()
+
+    def _announce(self, force: bool = False) -> None:
+        turn = self.highlighted_turn
+        key = turn.id if turn is not None else None
+        if key == self._last_highlighted and not force:
+            return
+        self._last_highlighted = key
+        self.post_message(self.Highlighted(self, turn))
+
+    def action_move(self, delta: int) -> None:
+        self.move_cursor(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        height = max(1, self.scrollable_content_region.height)
+        top = min(
+            max(0, self.scroll_offset.y + direction * height), max(0, self.row_count - height)
+        )
+        self.scroll_to(y=top, animate=False, immediate=True)
+        self.move_cursor(self.cursor + direction * height)
+
+    def action_jump(self, row: int) -> None:
+        self.move_cursor(row if row >= 0 else self.row_count - 1)
+
+    def action_select(self) -> None:
+        turn = self.highlighted_turn
+        if turn is not None:
+            self.post_message(self.Selected(self, turn))
+
+    def on_click(self, event: events.Click) -> None:
+        self.move_cursor(self.scroll_offset.y + event.y)
+        if event.chain == 2:
+            self.action_select()
+
+    def rows_on_screen(self) -> list[str]:
+        """The visible rows as plain text."""
+        height = self.scrollable_content_region.height
+        shown = max(0, min(height, self.row_count - self.scroll_offset.y))
+        return [self.render_line(y).text.rstrip() for y in range(shown)]
