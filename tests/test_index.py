@@ -244,3 +244,17 @@ def test_index_lives_in_derived_state(vault: Vault) -> None:
     assert isinstance(vault.index, NoteIndex)
     assert vault.index.folder == vault.layout.state / "index"
     assert (vault.root / ".gitignore").read_text().count(".lore/") == 1
+
+
+def test_a_live_index_never_shows_notes_another_process_removed_or_merged(vault: Vault) -> None:
+    for number in range(12):
+        vault.create_note(f"Comet {number}", "icy comet nucleus")
+    assert len(vault.index.search("comet", limit=50)) == 12
+    other = Vault.open(vault.root)
+    for number in range(6):
+        other.remove_note(f"Comet {number}")
+    other.create_note("Comet 99", "icy comet nucleus")
+    other.close()
+    titles = sorted(_titles(vault, "comet", 50))
+    assert titles == sorted([f"Comet {n}" for n in range(6, 12)] + ["Comet 99"])
+    assert len(vault.index.all_documents()) == 7

@@ -18,7 +18,7 @@ class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.console = Console(highlight=False, soft_wrap=False)
-        self.err = Console(stderr=True, highlight=False)
+        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
         self._vault: Vault | None = None
 
     @property

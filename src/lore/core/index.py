@@ -19,24 +19,22 @@ from typing import Any
 
 from whoosh import index as whoosh_index
 from whoosh import qparser, scoring
-from whoosh.analysis import StemmingAnalyzer
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
-from whoosh.highlight import ContextFragmenter, Formatter
 from whoosh.query import NullQuery, Query, Term
 
 from lore.core.notes import Note
-from lore.core.storage import atomic_write_json
+from lore.core.search_query import ANALYZER, body_terms, build_simple_query, stem_word
+from lore.core.snippets import make_snippet
+from lore.core.storage import atomic_write_text
 from lore.errors import VaultError
 
 SCHEMA_VERSION = 2
-MATCH_START = "\ue000"
-MATCH_END = "\ue001"
 _FIELD_SYNTAX = re.compile(r"\b(tag|tags|title):", re.IGNORECASE)
 _ODD_SYNTAX = re.compile(r"[\[\]{}()^~*?\\]|\b(?:AND|OR|NOT|TO)\s*$|^\s*(?:AND|OR|NOT)\b")
 
 
 def _schema() -> Schema:
-    analyzer = StemmingAnalyzer()
+    analyzer = ANALYZER
     return Schema(
         path=ID(stored=True, unique=True),
         id=ID(stored=True),
@@ -90,31 +88,6 @@ class ReconcileReport:
         return len(self.added) + len(self.changed) + len(self.removed)
 
 
-class _MarkFormatter(Formatter):
-    """Wraps matched terms in private-use markers that `_spans` turns into offsets."""
-
-    between = " … "
-
-    def format_token(self, text: str, token: Any, replace: bool = False) -> str:
-        return f"{MATCH_START}{self._text(text[token.startchar : token.endchar])}{MATCH_END}"
-
-
-def _spans(marked: str) -> tuple[str, list[tuple[int, int]]]:
-    plain: list[str] = []
-    spans: list[tuple[int, int]] = []
-    length = 0
-    start = 0
-    for char in marked:
-        if char == MATCH_START:
-            start = length
-        elif char == MATCH_END:
-            spans.append((start, length))
-        else:
-            plain.append(char)
-            length += 1
-    return "".join(plain), spans
-
-
 def _is_null(query: Query) -> bool:
     return query is NullQuery or isinstance(query, type(NullQuery))
 
@@ -143,6 +116,8 @@ class NoteIndex:
         self._manifest: dict[str, list[Any]] = {}
         self._index: Any = None
         self._searcher: Any = None
+        self._searcher_signature: tuple[int, int, int] | None = None
+        self._manifest_loaded: tuple[int, int, int] | None = None
         self._parser: qparser.MultifieldParser | None = None
         self._search_lock = threading.Lock()
 
@@ -159,10 +134,20 @@ class NoteIndex:
         if not isinstance(files, dict):
             return False
         self._manifest = files
+        self._manifest_loaded = self._manifest_signature()
         return True
 
+    def _reload_manifest_if_changed(self) -> None:
+        """Another process may have written since we read it; reading 10,000 entries is not free."""
+        if self._manifest_signature() != self._manifest_loaded:
+            self._load_manifest()
+
     def _save_manifest(self) -> None:
-        atomic_write_json(self.manifest_path, {"schema": SCHEMA_VERSION, "files": self._manifest})
+        # Compact JSON goes through the C encoder: an indented dump of 10,000 entries would
+        # cost more than the index commit itself.
+        data = {"schema": SCHEMA_VERSION, "files": self._manifest}
+        atomic_write_text(self.manifest_path, json.dumps(data, separators=(",", ":")))
+        self._manifest_loaded = self._manifest_signature()
 
     def _open_existing(self) -> bool:
         if not self._load_manifest():
@@ -207,7 +192,7 @@ class NoteIndex:
     def _apply(self, report: ReconcileReport) -> ReconcileReport:
         if report.touched == 0:
             return report
-        writer = self._index.writer(timeout=30.0)
+        writer = self._index.writer(timeout=30.0, compound=False)
         try:
             for relpath in report.removed:
                 writer.delete_by_term("path", relpath)
@@ -226,7 +211,7 @@ class NoteIndex:
             writer.cancel()
             raise
         self._save_manifest()
-        self._searcher = None
+        self._drop_searcher()
         return report
 
     def rebuild(self, files: Iterable[FileStat]) -> ReconcileReport:
@@ -242,9 +227,9 @@ class NoteIndex:
                 f"cannot create the search index in {self.folder}: {exc.strerror}"
             ) from None
         self._manifest = {}
-        self._searcher = None
+        self._drop_searcher()
         report = ReconcileReport(rebuilt=True)
-        writer = self._index.writer(procs=1, limitmb=256)
+        writer = self._index.writer(procs=1, limitmb=256, compound=False)
         try:
             for relpath, size, mtime in stats:
                 note, skipped = self._loader(relpath)
@@ -278,8 +263,8 @@ class NoteIndex:
         }
 
     def upsert(self, note: Note, size: int, mtime_ns: int) -> None:
-        self._load_manifest()
-        writer = self._index.writer(timeout=30.0)
+        self._reload_manifest_if_changed()
+        writer = self._index.writer(timeout=30.0, compound=False)
         try:
             writer.update_document(**self._document(note))
             writer.commit()
@@ -288,11 +273,10 @@ class NoteIndex:
             raise
         self._manifest[note.path] = [size, mtime_ns, None]
         self._save_manifest()
-        self._searcher = None
 
     def remove(self, relpath: str) -> None:
-        self._load_manifest()
-        writer = self._index.writer(timeout=30.0)
+        self._reload_manifest_if_changed()
+        writer = self._index.writer(timeout=30.0, compound=False)
         try:
             writer.delete_by_term("path", relpath)
             writer.commit()
@@ -301,7 +285,6 @@ class NoteIndex:
             raise
         self._manifest.pop(relpath, None)
         self._save_manifest()
-        self._searcher = None
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -311,11 +294,25 @@ class NoteIndex:
     def indexed_paths(self) -> set[str]:
         return {path for path, entry in self._manifest.items() if not entry[2]}
 
+    def _manifest_signature(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(self.manifest_path)
+        except OSError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
+
     def _current_searcher(self) -> Any:
+        # Every commit, from this process or another, is followed by a new manifest, so one
+        # stat tells whether the searcher may be stale; whoosh's own check lists the folder.
+        signature = self._manifest_signature()
         if self._searcher is None:
             self._searcher = self._index.searcher(weighting=scoring.BM25F())
-        else:
-            self._searcher = self._searcher.refresh()
+        elif signature != self._searcher_signature:
+            # Not `searcher.refresh()`: whoosh-reloaded's reader reuse adds the old segments
+            # back to the new list, so merged or deleted documents would come back.
+            self._drop_searcher()
+            self._searcher = self._index.searcher(weighting=scoring.BM25F())
+        self._searcher_signature = signature
         return self._searcher
 
     def _query_parser(self) -> qparser.MultifieldParser:
@@ -329,6 +326,9 @@ class NoteIndex:
         return self._parser
 
     def parse(self, text: str) -> Query:
+        simple = build_simple_query(text)
+        if simple is not None:
+            return simple
         parser = self._query_parser()
         try:
             query = parser.parse(text)
@@ -349,46 +349,46 @@ class NoteIndex:
         if not text.strip():
             return []
         query = self.parse(text)
-        restrict = Term("status", status) if status else None
+        # Superseded notes are few: masking them out is far cheaper than filtering on the
+        # many active ones.
+        mask = Term("status", "superseded") if status == "active" else None
+        restrict = Term("status", status) if status and status != "active" else None
+        options = {"limit": limit, "filter": restrict, "mask": mask}
         with self._search_lock:
             searcher = self._current_searcher()
             plain = _plain_terms(text)
             try:
-                results = searcher.search(query, limit=limit, filter=restrict, terms=snippets)
+                results = searcher.search(query, **options)
             except Exception:
                 results = None
             # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
             # words alone are what the user most likely meant.
             if (results is None or results.is_empty()) and plain and _odd_syntax(text):
-                results = searcher.search(
-                    self.parse(plain), limit=limit, filter=restrict, terms=snippets
-                )
+                query = self.parse(plain)
+                results = searcher.search(query, **options)
             if results is None:
                 return []
-            if snippets:
-                results.fragmenter = ContextFragmenter(maxchars=220, surround=60, charlimit=50_000)
-                results.formatter = _MarkFormatter()
+            terms = body_terms(query) if snippets else set()
             hits = []
             for hit in results:
+                fields = hit.fields()
                 snippet: str = ""
                 spans: list[tuple[int, int]] = []
                 if snippets:
-                    snippet, spans = _spans(hit.highlights("body", top=2) or "")
-                    if not snippet:
-                        snippet = " ".join(hit.get("body", "")[:200].split())
-                tags = hit.get("tags") or ""
+                    snippet, spans = make_snippet(fields.get("body", ""), terms, stem_word)
+                tags = fields.get("tags") or ""
                 hits.append(
                     SearchHit(
-                        path=hit["path"],
-                        id=hit["id"],
-                        title=hit["title"],
+                        path=fields["path"],
+                        id=fields["id"],
+                        title=fields["title"],
                         score=float(hit.score or 0.0),
                         snippet=snippet,
                         highlights=spans,
                         tags=[tag for tag in tags.split(",") if tag],
-                        updated=hit.get("updated"),
-                        trust=hit.get("trust", ""),
-                        status=hit.get("status", ""),
+                        updated=fields.get("updated"),
+                        trust=fields.get("trust", ""),
+                        status=fields.get("status", ""),
                     )
                 )
             return hits
@@ -409,11 +409,14 @@ class NoteIndex:
                 docs.append(fields)
             return docs
 
+    def _drop_searcher(self) -> None:
+        if self._searcher is not None:
+            self._searcher.close()
+            self._searcher = None
+
     def close(self) -> None:
         with self._search_lock:
-            if self._searcher is not None:
-                self._searcher.close()
-                self._searcher = None
+            self._drop_searcher()
 
     def size_on_disk(self) -> int:
         total = 0

@@ -19,7 +19,7 @@ from lore.core.links import link_key, link_targets, rewrite_links
 from lore.core.lock import VaultLock
 from lore.core.notes import Note, Source, new_note_id, parse_note, render_note, utc_now
 from lore.core.slug import slugify, unique_name
-from lore.core.storage import atomic_write_text
+from lore.core.storage import atomic_write_bytes, atomic_write_text
 from lore.errors import (
     AmbiguousNote,
     NoteExists,
@@ -442,9 +442,17 @@ class Vault:
             note = self.find(ref)
             source = self.resolve_inside(note.path)
             stamp = utc_now().replace(":", "").replace("-", "")
-            tombstone = self.layout.trash / f"{stamp}-{PurePosixPath(note.path).name}"
-            tombstone.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(tombstone, source.read_text(encoding="utf-8", errors="replace"))
+            trash = self.layout.trash
+            name = unique_name(
+                f"{stamp}-{PurePosixPath(note.path).stem}", lambda name: (trash / name).exists()
+            )
+            tombstone = trash / name
+            try:
+                original = source.read_bytes()
+            except OSError as exc:
+                raise VaultError(f"cannot read {note.path}: {exc.strerror}") from None
+            # The user's bytes, exactly: a tombstone is how a removal is undone.
+            atomic_write_bytes(tombstone, original)
             linked_from = [path for path in self.backlinks(note.title) if path != note.path]
             source.unlink()
             self.index.remove(note.path)

@@ -1,0 +1,115 @@
+"""Search-hit snippets: the passage of a note where the query's words are densest.
+
+whoosh's highlighter runs the full analyzer over every hit's body, which costs more than the
+search itself. Here a body word can only match a query term if it starts with the term's first
+two letters, so a regular expression finds the few candidates and only those are stemmed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import lru_cache
+
+SNIPPET_CHARS = 220
+LEAD_CHARS = 60
+SCAN_CHARS = 50_000
+_SPACE = re.compile(r"\s+")
+
+Span = tuple[int, int]
+
+
+@lru_cache(maxsize=512)
+def _candidate_pattern(prefixes: frozenset[str]) -> re.Pattern[str]:
+    alternatives = "|".join(sorted(re.escape(prefix) for prefix in prefixes))
+    return re.compile(rf"\b(?:{alternatives})\w*", re.IGNORECASE)
+
+
+def find_matches(
+    body: str, terms: set[str], stem: Callable[[str], str]
+) -> list[tuple[int, int, str]]:
+    """(start, end, term) of every word in the first SCAN_CHARS of `body` that indexes as a term."""
+    if not terms:
+        return []
+    prefixes = frozenset(term[:2].lower() for term in terms if term)
+    matches = []
+    for match in _candidate_pattern(prefixes).finditer(body, 0, SCAN_CHARS):
+        word = match.group(0).lower()
+        term = word if word in terms else stem(word)
+        if term in terms:
+            matches.append((match.start(), match.end(), term))
+    return matches
+
+
+def _best_window(matches: list[tuple[int, int, str]]) -> int:
+    """Index of the match that starts the window holding the most distinct terms."""
+    best, best_score = 0, (-1, -1)
+    right = 0
+    for left in range(len(matches)):
+        right = max(right, left)
+        while (
+            right + 1 < len(matches)
+            and matches[right + 1][1] - matches[left][0] <= SNIPPET_CHARS - LEAD_CHARS
+        ):
+            right += 1
+        window = matches[left : right + 1]
+        score = (len({term for _, _, term in window}), len(window))
+        if score > best_score:
+            best, best_score = left, score
+    return best
+
+
+def _clip(body: str, start: int, end: int) -> tuple[int, int]:
+    """Widen [start, end) to word boundaries so no word is cut in half."""
+    while start > 0 and not body[start - 1].isspace() and start > end - SNIPPET_CHARS - 20:
+        start -= 1
+    while end < len(body) and not body[end].isspace() and end < start + SNIPPET_CHARS + 20:
+        end += 1
+    return start, end
+
+
+def _collapse(body: str, start: int, end: int, spans: list[Span]) -> tuple[str, list[Span]]:
+    """body[start:end] with runs of white space made single spaces, spans moved to match."""
+    pieces: list[str] = []
+    shifted: list[Span] = []
+    length = 0
+    cursor = start
+    for span_start, span_end in spans:
+        gap = _SPACE.sub(" ", body[cursor:span_start])
+        pieces.append(gap)
+        length += len(gap)
+        word = body[span_start:span_end]
+        pieces.append(word)
+        shifted.append((length, length + len(word)))
+        length += len(word)
+        cursor = span_end
+    pieces.append(_SPACE.sub(" ", body[cursor:end]))
+    text = "".join(pieces)
+    stripped = text.lstrip()
+    offset = len(text) - len(stripped)
+    return stripped.rstrip(), [(a - offset, b - offset) for a, b in shifted]
+
+
+def make_snippet(body: str, terms: set[str], stem: Callable[[str], str]) -> tuple[str, list[Span]]:
+    """About SNIPPET_CHARS of `body` around its densest run of query terms, with their spans.
+
+    A note whose body never mentions a term (it matched on title or tags) shows its opening.
+    """
+    matches = find_matches(body, terms, stem)
+    if not matches:
+        opening, _ = _collapse(body, 0, min(len(body), SNIPPET_CHARS * 2), [])
+        if len(opening) > SNIPPET_CHARS:
+            opening = opening[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
+        return opening, []
+    first = _best_window(matches)
+    start = max(0, matches[first][0] - LEAD_CHARS)
+    end = min(len(body), start + SNIPPET_CHARS)
+    start, end = _clip(body, start, end)
+    spans = [(a, b) for a, b, _ in matches if a >= start and b <= end]
+    text, shifted = _collapse(body, start, end, spans)
+    if start > 0:
+        text = "… " + text
+        shifted = [(a + 2, b + 2) for a, b in shifted]
+    if end < len(body):
+        text += " …"
+    return text, shifted
