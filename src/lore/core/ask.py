@@ -260,7 +260,7 @@ class AskEngine:
         MetricsStore(self.vault).record(
             turn,
             evidence_count=len(pack.delivered) if pack else 0,
-            dropped=[item.to_dict() for item in pack.dropped] if pack else [],
+            dropped=[f"{item.section}: {item.label}" for item in pack.dropped] if pack else [],
             citations_kept=kept,
             citations_removed=removed,
             estimated_prompt_tokens=pack.total_tokens if pack else 0,
@@ -276,7 +276,7 @@ def save_answer(vault: Vault, turn: Turn, *, title: str | None = None) -> dict[s
     Citation numbers only mean something inside their pack, so they are replaced by links to
     the notes the answer cited.
     """
-    from lore.core.ingest import ingest_text  # type: ignore[attr-defined,unused-ignore]
+    from lore.core.ingest import ingest_text
 
     if turn.status != "ok" or not turn.answer.strip():
         raise UsageError("only a completed answer can be saved")

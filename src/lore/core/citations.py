@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 # `[1]`, `[1, 3]`, `[2; 4]`, `[1-3]`; not `x[1]` (indexing) and not `[1](url)` (a link).
-_CITATION = re.compile(r"(?<![\w\]\[])\[(\s*\d{1,4}(?:\s*(?:[,;]|[-–])\s*\d{1,4})*\s*)\](?!\()")
+_CITATION = re.compile(r"(?<![\w\[])\[(\s*\d{1,4}(?:\s*(?:[,;]|[-–])\s*\d{1,4})*\s*)\](?!\()")
 _NUMBER_RANGE = re.compile(r"(\d{1,4})\s*[-–]\s*(\d{1,4})|(\d{1,4})")
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
 _MAX_RANGE = 50

@@ -219,7 +219,7 @@ def cmd_search(ctx: CommandContext, args: str) -> CommandResult:
 
 def cmd_history(ctx: CommandContext, args: str) -> CommandResult:
     history = ctx.engine.history
-    if not args or args.isdigit():
+    if not args or args.lstrip("+-").isdigit():
         count = _positive_int(args, "the number of turns") if args else 10
         turns = list(reversed(history.tail(count)))
         title = f"last {len(turns)} turns"
@@ -256,7 +256,7 @@ def cmd_tokens(ctx: CommandContext, args: str) -> CommandResult:
     from lore.core.metrics import MetricsStore
 
     summary = MetricsStore(ctx.vault).summary(last=None)
-    data = summary.to_dict() if hasattr(summary, "to_dict") else summary
+    data = summary.to_dict()
     pack = ctx.engine.preview("")
     budget_line = (
         f"- next ask: {pack.total_tokens} of {pack.budget} tokens already used by memory and "
@@ -270,7 +270,7 @@ def cmd_metrics(ctx: CommandContext, args: str) -> CommandResult:
 
     last = _positive_int(args, "the number of asks") if args else None
     summary = MetricsStore(ctx.vault).summary(last=last)
-    data = summary.to_dict() if hasattr(summary, "to_dict") else summary
+    data = summary.to_dict()
     table = None
     by_model = data.get("by_model") if isinstance(data, dict) else None
     if isinstance(by_model, dict) and by_model:
@@ -348,24 +348,36 @@ def cmd_compact(ctx: CommandContext, args: str) -> CommandResult:
 
 
 def cmd_ingest(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.ingest import ingest  # type: ignore[attr-defined,unused-ignore]
+    from lore.core.ingest import ingest
 
     targets = _split(args, "/ingest PATH|URL ...")
     if not targets:
         raise UsageError("usage: /ingest PATH|URL ...")
     report = ingest(ctx.vault, targets)
     data = report.to_dict()
-    return CommandResult(markdown=_ingest_markdown(data), data=data, action="refresh")
+    return CommandResult(markdown=ingest_summary(data), data=data, action="refresh")
 
 
-def _ingest_markdown(data: dict[str, Any]) -> str:
-    totals = data.get("totals") if isinstance(data.get("totals"), dict) else None
-    if totals:
-        return "Ingested: " + ", ".join(f"{count} {kind}" for kind, count in totals.items())
-    counts = {key: value for key, value in data.items() if isinstance(value, int)}
-    if counts:
-        return "Ingested: " + ", ".join(f"{count} {kind}" for kind, count in counts.items())
-    return "Ingest finished."
+def ingest_summary(data: dict[str, Any]) -> str:
+    """One line per figure the user cares about: what happened to sources and to claims."""
+
+    def figures(counts: Any) -> str:
+        if not isinstance(counts, dict):
+            return ""
+        return ", ".join(f"{count} {kind}" for kind, count in counts.items() if count) or "none"
+
+    lines = []
+    if "counts" in data:
+        lines.append(f"Sources: {figures(data['counts'])}")
+    if "claims" in data:
+        lines.append(f"Claims: {figures(data['claims'])}")
+    for source in data.get("sources", []):
+        reasons = "; ".join(source.get("reasons", [])[:2])
+        if source.get("outcome") in ("held", "failed") and reasons:
+            lines.append(f"- {source.get('target')}: {source.get('outcome')} ({reasons})")
+    if data.get("dry_run"):
+        lines.append("Dry run: nothing was written.")
+    return "\n".join(lines) or "Ingest finished."
 
 
 def cmd_quarantine(ctx: CommandContext, args: str) -> CommandResult:
@@ -401,7 +413,11 @@ def cmd_promote(ctx: CommandContext, args: str) -> CommandResult:
     if len(words) != 1:
         raise UsageError("usage: /promote ID [--trust LEVEL]")
     result = Quarantine(ctx.vault).promote(words[0], trust=trust)  # type: ignore[arg-type]
-    return CommandResult(markdown=f"Promoted {words[0]}.", data=_plain(result), action="refresh")
+    written = ", ".join(result) if isinstance(result, list) else ""
+    where = f" into {written}" if written else ""
+    return CommandResult(
+        markdown=f"Promoted {words[0]}{where}.", data=_plain(result), action="refresh"
+    )
 
 
 def cmd_reject(ctx: CommandContext, args: str) -> CommandResult:
@@ -473,7 +489,7 @@ def cmd_save(ctx: CommandContext, args: str) -> CommandResult:
     if turn is None:
         raise UsageError("there is no answer to save yet: ask something first")
     data = save_answer(ctx.vault, turn, title=args or None)
-    return CommandResult(markdown=_ingest_markdown(data), data=data, action="refresh")
+    return CommandResult(markdown=ingest_summary(data), data=data, action="refresh")
 
 
 def cmd_quit(ctx: CommandContext, args: str) -> CommandResult:

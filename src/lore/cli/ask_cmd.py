@@ -1,0 +1,242 @@
+"""`lore ask` (a streamed answer with checked citations) and `lore context` (the preview)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from lore.cli.common import Context, print_json
+from lore.core.ask import AnswerDelta, AskEngine, AskFailed, AskFinished, AskStarted, save_answer
+from lore.core.commands import ingest_summary
+from lore.core.pack import ContextPack
+from lore.core.turns import Turn
+from lore.errors import UsageError
+
+
+def register(subparsers: Any) -> None:
+    ask = subparsers.add_parser(
+        "ask",
+        help="ask the wiki a question; the answer streams in with cited notes",
+        description="Answer from the notes with [n] citations. Use - to read the question "
+        "from standard input.",
+    )
+    ask.add_argument("question", nargs="+", metavar="QUESTION")
+    ask.add_argument("--json", action="store_true", help="print the turn as JSON at the end")
+    ask.add_argument(
+        "--save", action="store_true", help="file the answer as a note, through the gates"
+    )
+    ask.set_defaults(func=cmd_ask)
+
+    context = subparsers.add_parser(
+        "context",
+        help="show exactly what the next ask would send, section by section",
+        description="The recursive-context preview: each section's tokens against its cap "
+        "and the whole budget, what was included, and what was dropped and why.",
+    )
+    context.add_argument("question", nargs="*", metavar="QUESTION")
+    context.add_argument("--json", action="store_true", help="print JSON")
+    context.add_argument("--raw", action="store_true", help="print the prompt text itself")
+    context.set_defaults(func=cmd_context)
+
+
+def _question(words: list[str]) -> str:
+    if words == ["-"]:
+        return sys.stdin.read()
+    return " ".join(words)
+
+
+# -- lore ask ----------------------------------------------------------------------------------
+
+
+def _cost_line(turn: Turn) -> str:
+    usage = turn.usage
+    prompt = (
+        usage.prompt_tokens if usage.prompt_tokens is not None else usage.estimated_prompt_tokens
+    )
+    reply = (
+        usage.completion_tokens
+        if usage.completion_tokens is not None
+        else usage.estimated_completion_tokens
+    )
+    estimated = " (estimated)" if usage.prompt_tokens is None else ""
+    first = turn.timings.first_token_ms
+    model = f"{turn.provider}/{turn.model}" if turn.model else turn.provider
+    parts = [model, f"{prompt} → {reply} tokens{estimated}"]
+    if first is not None:
+        parts.append(f"first token {first:.0f} ms")
+    parts.append(f"total {turn.timings.total_ms:.0f} ms")
+    return " · ".join(parts)
+
+
+def _sources(pack: ContextPack, turn: Turn) -> list[dict[str, Any]]:
+    cited = set(turn.cited)
+    return [
+        {
+            "number": item.number,
+            "id": item.ref,
+            "title": item.label,
+            "trust": item.trust,
+            "cited": item.ref in cited,
+        }
+        for item in pack.notes()
+    ]
+
+
+async def _run_ask(ctx: Context, question: str) -> int:
+    engine = AskEngine(ctx.vault)
+    stream_to_terminal = not ctx.args.json
+    finished: AskFinished | None = None
+    failed: AskFailed | None = None
+    try:
+        async for event in engine.ask(question):
+            if isinstance(event, AskStarted):
+                if stream_to_terminal and event.pack.followup:
+                    ctx.err.print(
+                        Text(f"(understood as: {event.pack.resolved_question})", style="dim")
+                    )
+            elif isinstance(event, AnswerDelta):
+                if stream_to_terminal:
+                    sys.stdout.write(event.text)
+                    sys.stdout.flush()
+            elif isinstance(event, AskFinished):
+                finished = event
+            elif isinstance(event, AskFailed):
+                failed = event
+    finally:
+        await engine.provider.aclose()
+    if stream_to_terminal:
+        sys.stdout.write("\n")
+    if failed is not None:
+        if ctx.args.json:
+            print_json({"turn": failed.turn.to_record(), "error": failed.error_message})
+        ctx.err.print(Text.assemble(("lore: ", "bold red"), failed.error_message))
+        ctx.err.print(Text(f"The turn was kept in the history as {failed.turn.id}.", style="dim"))
+        return 1
+    assert finished is not None
+    turn = finished.turn
+    saved: dict[str, Any] | None = None
+    if ctx.args.save:
+        saved = save_answer(ctx.vault, turn)
+    if ctx.args.json:
+        print_json(
+            {
+                "turn": turn.to_record(),
+                "citations_removed": finished.citations_removed,
+                "sources": _sources(finished.pack, turn),
+                "dropped": [item.to_dict() for item in finished.pack.dropped],
+                "saved": saved,
+            }
+        )
+        return 0
+    cited = [source for source in _sources(finished.pack, turn) if source["cited"]]
+    for source in cited:
+        line = Text.assemble((f"[{source['number']}] ", "cyan"), source["title"])
+        if source["trust"] == "untrusted":
+            line.append(" (untrusted)", style="red")
+        ctx.console.print(line)
+    if finished.citations_removed:
+        ctx.err.print(
+            Text(
+                f"{finished.citations_removed} citation(s) to notes that were not in the "
+                "evidence were removed from the saved answer.",
+                style="yellow",
+            )
+        )
+    if finished.pack.dropped:
+        ctx.err.print(
+            Text(
+                f"{len(finished.pack.dropped)} item(s) did not fit the budget "
+                "(see: lore context QUESTION).",
+                style="dim",
+            )
+        )
+    ctx.err.print(Text(_cost_line(turn), style="dim"))
+    if saved is not None:
+        ctx.console.print(Text(ingest_summary(saved)))
+    return 0
+
+
+def cmd_ask(ctx: Context) -> int:
+    question = _question(ctx.args.question)
+    if not question.strip():
+        raise UsageError("ask a question (it was empty)")
+    return asyncio.run(_run_ask(ctx, question))
+
+
+# -- lore context ------------------------------------------------------------------------------
+
+
+def _fill_style(used: int, cap: int | None) -> str:
+    if cap is None or cap == 0:
+        return ""
+    share = used / cap
+    return "red" if share > 0.95 else "yellow" if share > 0.75 else "green"
+
+
+def cmd_context(ctx: Context) -> int:
+    question = _question(ctx.args.question)
+    engine = AskEngine(ctx.vault)
+    pack = engine.preview(question)
+    if ctx.args.json:
+        data = pack.to_dict()
+        data["messages"] = [message.to_dict() for message in pack.messages()]
+        print_json(data)
+        return 0
+    if ctx.args.raw:
+        sys.stdout.write(pack.raw_text())
+        return 0
+    console = ctx.console
+    title = f"Next prompt: {pack.total_tokens} of {pack.budget} tokens"
+    if pack.followup:
+        console.print(Text(f"Understood as: {pack.resolved_question}", style="italic"))
+    table = Table(title=title, title_justify="left")
+    table.add_column("Section")
+    table.add_column("Tokens", justify="right")
+    table.add_column("Cap", justify="right")
+    table.add_column("Included")
+    for section in pack.sections:
+        cap = "-" if section.cap is None else str(section.cap)
+        included = Text()
+        for position, item in enumerate(section.items):
+            if position:
+                included.append("\n")
+            if item.number is not None:
+                included.append(f"[{item.number}] ", style="cyan")
+            included.append(item.label)
+            details = [f"{item.tokens} tok"]
+            if item.trimmed:
+                details.append("trimmed")
+            if item.trust == "untrusted":
+                details.append("untrusted")
+            included.append(f"  ({', '.join(details)})", style="dim")
+        table.add_row(
+            section.name.replace("_", " "),
+            Text(str(section.tokens), style=_fill_style(section.tokens, section.cap)),
+            cap,
+            included,
+        )
+    table.add_row(
+        Text("total", style="bold"),
+        Text(str(pack.total_tokens), style=_fill_style(pack.total_tokens, pack.budget)),
+        str(pack.budget),
+        Text(f"+ up to {pack.reply_tokens} tokens for the reply", style="dim"),
+    )
+    console.print(table)
+    if pack.dropped:
+        dropped = Table(title="Dropped to fit (lowest value first)", title_justify="left")
+        dropped.add_column("Section")
+        dropped.add_column("Item")
+        dropped.add_column("Tokens", justify="right")
+        dropped.add_column("Why")
+        for gone in pack.dropped:
+            dropped.add_row(
+                gone.section.replace("_", " "), Text(gone.label), str(gone.tokens), gone.reason
+            )
+        console.print(dropped)
+    else:
+        console.print(Text("Nothing was dropped.", style="dim"))
+    return 0

@@ -1,0 +1,108 @@
+"""`lore ask` and `lore context` from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from lore.cli import main
+from lore.core.history import HistoryStore
+from lore.core.vault import Vault
+
+
+def _run(capsys: pytest.CaptureFixture[str], vault: Vault, *args: str) -> tuple[int, str, str]:
+    code = main(["--vault", str(vault.root), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_ask_streams_an_answer_and_lists_its_sources(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    code, out, err = _run(capsys, sample_vault, "ask", "What is the Great Red Spot?")
+    assert code == 0
+    assert "Great Red Spot" in out
+    assert "Jupiter" in out.split("\n", 1)[1]
+    assert "offline/extractive" in err and "tokens" in err
+    assert HistoryStore(sample_vault).tail(1)[0].question == "What is the Great Red Spot?"
+
+
+def test_ask_json_prints_the_turn(capsys: pytest.CaptureFixture[str], sample_vault: Vault) -> None:
+    code, out, _ = _run(capsys, sample_vault, "ask", "--json", "How many moons does Saturn have?")
+    assert code == 0
+    data = json.loads(out)
+    assert data["turn"]["status"] == "ok"
+    assert data["turn"]["cited"]
+    assert data["citations_removed"] == 0
+    assert any(source["cited"] for source in data["sources"])
+
+
+def test_ask_save_files_the_answer_as_a_note(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    code, out, _ = _run(capsys, sample_vault, "ask", "--save", "--json", "What is Enceladus?")
+    assert code == 0
+    saved = json.loads(out)["saved"]
+    assert saved["claims"]["admitted"] + saved["claims"]["merged"] >= 1
+
+
+def test_a_provider_that_is_not_running_is_one_line_and_a_kept_turn(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    sample_vault.config.provider.base_url = "http://127.0.0.1:9"
+    (sample_vault.root / "lore.yaml").write_text(
+        "provider:\n  name: ollama\n  model: llama3.2\n  base_url: http://127.0.0.1:9\n"
+        "  retries: 0\n  connect_timeout_s: 0.5\n",
+        encoding="utf-8",
+    )
+    code, _, err = _run(capsys, sample_vault, "ask", "What is Io?")
+    assert code == 1
+    lines = [line for line in err.splitlines() if line.startswith("lore:")]
+    assert len(lines) == 1
+    assert "Traceback" not in err
+    assert HistoryStore(sample_vault).tail(1)[0].status == "error"
+
+
+def test_a_huge_question_is_refused(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    code, _, err = _run(capsys, sample_vault, "ask", "x" * 20_000)
+    assert code == 2
+    assert "max_question_chars" in err
+    assert HistoryStore(sample_vault).tail(1) == []
+
+
+def test_context_shows_sections_against_caps(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    code, out, _ = _run(capsys, sample_vault, "context", "What is the Great Red Spot?")
+    assert code == 0
+    for word in ("instructions", "memory", "recent turns", "evidence", "question", "Jupiter"):
+        assert word in out
+    assert "of 4096 tokens" in out
+
+
+def test_context_json_and_raw_agree(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    code, out, _ = _run(capsys, sample_vault, "context", "--json", "Saturn rings")
+    assert code == 0
+    data = json.loads(out)
+    assert data["total_tokens"] <= data["budget"]
+    assert data["messages"][-1]["content"].startswith("Question: Saturn rings")
+    code, raw, _ = _run(capsys, sample_vault, "context", "--raw", "Saturn rings")
+    assert code == 0
+    assert "=== system (instructions) ===" in raw
+    assert "<<<NOTE" in raw and "Question: Saturn rings" in raw
+
+
+def test_context_without_a_question_shows_memory_and_turns(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    _run(capsys, sample_vault, "ask", "What is Titan?")
+    code, out, _ = _run(capsys, sample_vault, "context", "--json")
+    assert code == 0
+    data = json.loads(out)
+    turns = next(s for s in data["sections"] if s["name"] == "recent_turns")
+    assert turns["items"][0]["label"] == "What is Titan?"

@@ -1,0 +1,72 @@
+"""The offline provider: extractive, cited, deterministic, honest when nothing matches."""
+
+from __future__ import annotations
+
+from lore.config import AskSettings
+from lore.core.pack import build_pack
+from lore.core.providers.base import Provider, collect
+from lore.core.providers.offline import NOTHING_RELEVANT, OfflineProvider
+from lore.core.retrieval import EvidenceCandidate
+
+
+def _pack(question: str, notes: list[tuple[str, str, str]]) -> list:
+    evidence = [
+        EvidenceCandidate(rank, f"n{rank}", title, f"notes/{rank}.md", trust, 1.0, body)
+        for rank, (title, body, trust) in enumerate(notes, 1)
+    ]
+    return build_pack(question=question, settings=AskSettings(), evidence=evidence).messages()
+
+
+NOTES = [
+    (
+        "Jupiter",
+        "Jupiter is the largest planet in the Solar System. Its Great Red Spot is a storm "
+        "larger than Earth. Jupiter has 95 known moons.",
+        "trusted",
+    ),
+    (
+        "Saturn",
+        "Saturn is famous for its rings of ice and rock. Saturn has 146 known moons.",
+        "trusted",
+    ),
+    ("Gossip", "Some say Saturn's rings are made of candy floss.", "untrusted"),
+]
+
+
+def test_it_meets_the_provider_contract() -> None:
+    assert isinstance(OfflineProvider(), Provider)
+
+
+async def test_the_answer_quotes_the_best_sentences_with_citations() -> None:
+    reply = await collect(OfflineProvider(), _pack("What is the Great Red Spot?", NOTES))
+    assert "Great Red Spot is a storm larger than Earth" in reply.text
+    assert "[1]" in reply.text
+    assert "candy floss" not in reply.text
+
+
+async def test_an_untrusted_source_is_named_as_such() -> None:
+    reply = await collect(OfflineProvider(), _pack("What are the candy floss rings?", NOTES))
+    assert "unverified source" in reply.text
+    assert "[3]" in reply.text
+
+
+async def test_it_says_plainly_when_nothing_is_relevant() -> None:
+    reply = await collect(OfflineProvider(), _pack("Who wrote Hamlet?", NOTES))
+    assert reply.text == NOTHING_RELEVANT
+    empty = await collect(OfflineProvider(), _pack("How many moons?", []))
+    assert empty.text == NOTHING_RELEVANT
+
+
+async def test_the_same_messages_always_give_the_same_answer() -> None:
+    messages = _pack("How many moons do Jupiter and Saturn have?", NOTES)
+    answers = {(await collect(OfflineProvider(), messages)).text for _ in range(5)}
+    assert len(answers) == 1
+    answer = answers.pop()
+    assert "95" in answer and "146" in answer
+
+
+async def test_it_streams_word_by_word_and_ends_with_a_done_chunk() -> None:
+    chunks = [chunk async for chunk in OfflineProvider().stream(_pack("Saturn rings?", NOTES))]
+    assert len(chunks) > 3
+    assert chunks[-1].done and chunks[-1].text == ""
+    assert all(not chunk.done for chunk in chunks[:-1])

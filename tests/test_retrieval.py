@@ -1,0 +1,79 @@
+"""Retrieval: top-k active notes, untrusted ones marked, follow-ups resolved."""
+
+from __future__ import annotations
+
+from lore.core.retrieval import is_followup, resolve_followup, retrieve
+from lore.core.turns import Turn
+from lore.core.vault import Vault
+
+
+def _turn(question: str, cited: list[str] | None = None, resolved: str = "") -> Turn:
+    return Turn(
+        time="2026-01-01T00:00:00Z",
+        question=question,
+        resolved_question=resolved,
+        answer="an answer",
+        cited=cited or [],
+    )
+
+
+def test_the_best_note_comes_first(sample_vault: Vault) -> None:
+    found = retrieve(sample_vault, "What is the Great Red Spot?")
+    assert "Jupiter" in [c.title for c in found.candidates[:2]]
+    scores = [c.score for c in found.candidates]
+    assert scores == sorted(scores, reverse=True)
+    assert [c.rank for c in found.candidates] == list(range(1, len(found.candidates) + 1))
+    assert len(found.candidates) <= sample_vault.config.ask.top_k
+    assert found.elapsed_ms > 0
+
+
+def test_untrusted_notes_are_retrieved_but_marked(sample_vault: Vault) -> None:
+    found = retrieve(sample_vault, "Haumea rotation egg shape")
+    haumea = next(c for c in found.candidates if c.title == "Haumea")
+    assert haumea.untrusted
+
+
+def test_superseded_notes_are_never_retrieved(sample_vault: Vault) -> None:
+    found = retrieve(sample_vault, "Pluto ninth planet", top_k=50)
+    assert found.candidates
+    assert all(c.path != "notes/small-bodies/pluto-as-a-planet.md" for c in found.candidates)
+
+
+def test_query_syntax_in_a_question_is_taken_as_words(sample_vault: Vault) -> None:
+    for question in ('title:"Jupiter OR (', "NOT AND OR", "tag:planet* ~~ ^^ Jupiter?"):
+        found = retrieve(sample_vault, question)
+        assert found.query.count("(") == 0
+    assert retrieve(sample_vault, "???").candidates == []
+
+
+def test_short_or_pronoun_questions_are_follow_ups() -> None:
+    for question in ("why?", "and the second one?", "What is it made of?", "How big are they?"):
+        assert is_followup(question), question
+    for question in ("What is the largest planet in the Solar System?", "Describe Saturn's rings"):
+        assert not is_followup(question), question
+
+
+def test_a_follow_up_is_resolved_against_the_previous_turn() -> None:
+    previous = _turn("Which planet has the Great Red Spot?")
+    resolved, followup = resolve_followup("How big is it?", previous)
+    assert followup
+    assert "Great Red Spot" in resolved
+    assert resolve_followup("How big is it?", None) == ("How big is it?", False)
+
+
+def test_a_chain_of_follow_ups_stays_flat() -> None:
+    first = _turn("Which planet has the Great Red Spot?")
+    second_resolved, _ = resolve_followup("How big is it?", first)
+    second = _turn("How big is it?", resolved=second_resolved)
+    third, _ = resolve_followup("and why?", second)
+    assert third.count("following up on") == 1
+    assert "Great Red Spot" in third
+
+
+def test_a_follow_up_retrieves_what_the_previous_turn_was_about(sample_vault: Vault) -> None:
+    jupiter = sample_vault.find("Jupiter")
+    previous = _turn("Tell me about the Great Red Spot storm", cited=[jupiter.id])
+    found = retrieve(sample_vault, "how old is it?", previous=previous)
+    assert found.followup
+    assert found.candidates[0].title == "Jupiter"
+    assert "Great Red Spot" in found.resolved_question
