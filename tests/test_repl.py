@@ -28,7 +28,13 @@ from lore.core.history import HistoryStore
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 from lore.core.providers.factory import make_provider
 from lore.core.vault import Vault
-from lore.repl import ChatSession, SlashCompleter, input_history_path, run_interactive
+from lore.repl import (
+    ChatSession,
+    SlashCompleter,
+    input_history_path,
+    open_input_history,
+    run_interactive,
+)
 from servers import FakeModelServer, Script, fake_server
 
 __all__ = ["fake_server"]
@@ -181,15 +187,19 @@ def test_completion_offers_commands_with_their_help() -> None:
     assert {"/help", "/search", "/context", "/compact", "/quit"} <= everything
 
 
-def test_typed_lines_are_kept_between_sessions(chat: tuple[ChatSession, io.StringIO]) -> None:
+def test_typed_lines_are_kept_between_sessions_but_not_huge_pastes(
+    chat: tuple[ChatSession, io.StringIO],
+) -> None:
     session, _ = chat
-    path = input_history_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    pasted = "/help " + "x" * 5000
     with create_pipe_input() as pipe:
-        pipe.send_text("/tokens\n")
+        # A terminal delivers a paste as one bracketed block, not as key presses.
+        pipe.send_text(f"/tokens\n\x1b[200~{pasted}\x1b[201~\n")
         pipe.close()
-        run_interactive(session, input=pipe, output=DummyOutput(), history=FileHistory(str(path)))
-    assert "/tokens" in list(FileHistory(str(path)).load_history_strings())
+        history = open_input_history(input_history_path())
+        run_interactive(session, input=pipe, output=DummyOutput(), history=history)
+    remembered = list(FileHistory(str(input_history_path())).load_history_strings())
+    assert remembered == ["/tokens"]
 
 
 def test_lore_chat_reads_questions_from_a_pipe(sample_vault: Vault, tmp_path: Path) -> None:

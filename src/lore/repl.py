@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TextIO
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
-from prompt_toolkit.history import FileHistory, History, InMemoryHistory
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory, ThreadedHistory
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from rich.console import Console
@@ -55,13 +55,27 @@ def input_history_path() -> Path:
     return user_dirs().data / HISTORY_FILE_NAME
 
 
+# A line longer than this (a pasted document) is not worth keeping for Up-arrow recall, and
+# would make every later session slower to start.
+MAX_REMEMBERED_LINE_CHARS = 4000
+
+
+class BoundedFileHistory(FileHistory):
+    """Typed lines in a file, leaving out pastes too long to be worth recalling."""
+
+    def store_string(self, string: str) -> None:
+        if len(string) <= MAX_REMEMBERED_LINE_CHARS:
+            super().store_string(string)
+
+
 def open_input_history(path: Path) -> History:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.touch(exist_ok=True)
     except OSError:
         return InMemoryHistory()  # A read-only home still gets a working session.
-    return FileHistory(str(path))
+    # Loaded in a thread, so the prompt is ready before a long history is read.
+    return ThreadedHistory(BoundedFileHistory(str(path)))
 
 
 class SlashCompleter(Completer):
