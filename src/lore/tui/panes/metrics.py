@@ -1,0 +1,343 @@
+"""The Metrics pane: what asks cost. Totals, latency and time-to-first-token percentiles,
+tokens per second, a per-model breakdown, sparklines over time, and the recent asks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Label, Sparkline, Static
+from textual.worker import Worker, get_current_worker
+
+from lore.core.metrics import MetricRecord, MetricsStore, MetricsSummary, summarise
+from lore.core.vault import Vault
+from lore.tui.messages import VaultChanged
+from lore.tui.panes.pane_support import report_worker_failure
+
+RECENT_ROWS = 200
+SPARK_POINTS = 120
+# The asks the figures cover, cycled by a key: the last 100, the last 1,000, or all of them.
+WINDOWS: tuple[int | None, ...] = (1000, 100, None)
+
+RECENT_COLUMNS = (
+    ("time", "Time"),
+    ("model", "Model"),
+    ("status", "Status"),
+    ("in", "Tokens in"),
+    ("out", "Tokens out"),
+    ("ttft", "First token"),
+    ("total", "Total"),
+    ("rate", "Tok/s"),
+    ("evidence", "Evidence"),
+    ("dropped", "Dropped"),
+    ("citations", "Citations"),
+)
+MODEL_COLUMNS = (
+    ("model", "Model"),
+    ("asks", "Asks"),
+    ("p50", "p50"),
+    ("p95", "p95"),
+    ("ttft", "First token p50"),
+    ("rate", "Tok/s"),
+    ("in", "Tokens in"),
+    ("out", "Tokens out"),
+)
+
+
+def format_ms(ms: float | None) -> str:
+    if ms is None:
+        return "–"
+    if ms < 1000:
+        return f"{ms:.0f} ms"
+    return f"{ms / 1000:.2f} s"
+
+
+def format_rate(rate: float | None) -> str:
+    return "–" if rate is None else f"{rate:,.1f}"
+
+
+def _tokens(reported: int | None, estimated: int) -> Text:
+    # Lore's own estimate is marked with ~ where the provider reported nothing.
+    if reported is not None:
+        return Text(f"{reported:,}", justify="right")
+    return Text(f"~{estimated:,}", justify="right", style="dim")
+
+
+@dataclass
+class MetricsView:
+    window: int | None
+    summary: MetricsSummary
+    recent: list[MetricRecord]
+
+
+def summary_table(summary: MetricsSummary, window: int | None) -> Table:
+    covered = "every ask" if window is None else f"the last {window:,} asks"
+    table = Table.grid(padding=(0, 3))
+    for _ in range(4):
+        table.add_column()
+    estimated = summary.prompt_tokens != summary.reported_prompt_tokens
+    table.add_row(
+        Text.assemble(("Asks ", "bold"), f"{summary.asks:,}"),
+        Text.assemble(
+            ("ok ", "bold"),
+            f"{summary.ok:,}",
+            ("  cancelled ", "bold"),
+            f"{summary.cancelled:,}",
+            ("  failed ", "bold"),
+            f"{summary.errors:,}",
+        ),
+        Text.assemble(
+            ("Tokens in ", "bold"),
+            f"{summary.prompt_tokens:,}",
+            ("  out ", "bold"),
+            f"{summary.completion_tokens:,}",
+            (" (partly estimated)" if estimated else "", "dim"),
+        ),
+        Text(f"over {covered}", style="dim"),
+    )
+    table.add_row(
+        Text.assemble(
+            ("Latency ", "bold"),
+            f"p50 {format_ms(summary.latency_p50_ms)}  p95 {format_ms(summary.latency_p95_ms)}",
+        ),
+        Text.assemble(
+            ("First token ", "bold"),
+            f"p50 {format_ms(summary.first_token_p50_ms)}  "
+            f"p95 {format_ms(summary.first_token_p95_ms)}",
+        ),
+        Text.assemble(
+            ("Tok/s ", "bold"),
+            format_rate(summary.tokens_per_second),
+            ("  retrieval p50 ", "bold"),
+            format_ms(summary.retrieval_p50_ms),
+        ),
+        Text.assemble(
+            ("Citations ", "bold"),
+            f"{summary.citations_kept:,} kept, {summary.citations_removed:,} removed",
+            ("  asks that dropped evidence ", "bold"),
+            f"{summary.asks_with_drops:,}",
+        ),
+    )
+    return table
+
+
+class MetricsPane(Vertical):
+    """Figures over recent asks, updated in place as asks are recorded."""
+
+    HELP: ClassVar[str] = """\
+## Metrics
+
+What each ask cost, from `metrics.jsonl`. Token counts are what the provider reported;
+a `~` marks Lore's own estimate where it reported nothing.
+
+- **Latency** is the whole ask; **first token** the wait before the answer started;
+  **tok/s** the speed of the answer once it started. p50 is the median, p95 the slow tail.
+- **Dropped** counts evidence the context pack left out to stay within its token budget.
+- The sparklines show latency and tokens per ask, oldest on the left.
+
+| Key | Does |
+|---|---|
+| `w` | Switch the figures between the last 1,000 asks, the last 100, and every ask |
+
+New asks appear here as they are recorded, from this app or another process.
+"""
+
+    DEFAULT_CSS = """
+    MetricsPane {
+        height: 1fr;
+        padding: 0 1;
+    }
+    MetricsPane #metrics-totals {
+        height: auto;
+        margin: 0 0 1 0;
+    }
+    MetricsPane #metrics-sparks {
+        height: 5;
+    }
+    MetricsPane .spark-box {
+        width: 1fr;
+        padding: 0 1 0 0;
+    }
+    MetricsPane .spark-box Label {
+        color: $text-muted;
+    }
+    MetricsPane Sparkline {
+        height: 3;
+    }
+    MetricsPane .section {
+        color: $text-muted;
+        margin: 1 0 0 0;
+    }
+    MetricsPane #metrics-models {
+        height: auto;
+        max-height: 8;
+    }
+    MetricsPane #metrics-recent {
+        height: 1fr;
+    }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding(
+            "w",
+            "cycle_window",
+            "Window",
+            id="metrics.window",
+            tooltip="Figures over the last 1,000 asks, the last 100, or all",
+        ),
+    ]
+
+    def __init__(self, vault: Vault, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.vault = vault
+        self.store = MetricsStore(vault)
+        self.window_index = 0
+        self.view: MetricsView | None = None
+
+    @property
+    def window(self) -> int | None:
+        return WINDOWS[self.window_index]
+
+    def compose(self) -> ComposeResult:
+        yield Static("Reading metrics…", id="metrics-totals")
+        with Horizontal(id="metrics-sparks"):
+            with Vertical(classes="spark-box"):
+                yield Label(f"Latency per ask (last {SPARK_POINTS})", id="spark-latency-label")
+                yield Sparkline([], id="spark-latency")
+            with Vertical(classes="spark-box"):
+                yield Label(f"Tokens per ask (last {SPARK_POINTS})", id="spark-tokens-label")
+                yield Sparkline([], id="spark-tokens")
+        yield Label("By model", classes="section")
+        yield DataTable(id="metrics-models", cursor_type="row", zebra_stripes=True)
+        yield Label(f"Recent asks (newest first, up to {RECENT_ROWS})", classes="section")
+        yield DataTable(id="metrics-recent", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        models = self.query_one("#metrics-models", DataTable)
+        for key, label in MODEL_COLUMNS:
+            models.add_column(label, key=key)
+        recent = self.query_one("#metrics-recent", DataTable)
+        for key, label in RECENT_COLUMNS:
+            recent.add_column(label, key=key)
+        self.refresh_data()
+
+    def focus_default(self) -> None:
+        self.query_one("#metrics-recent", DataTable).focus()
+
+    # -- loading -----------------------------------------------------------------------------
+
+    def refresh_data(self) -> None:
+        self._load(self.window)
+
+    def on_vault_changed(self, message: VaultChanged) -> None:
+        if "metrics" in message.kinds:
+            self.refresh_data()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
+    def _load(self, window: int | None) -> None:
+        if window is None:
+            records = list(self.store.iter_records())
+        else:
+            records = self.store.tail(max(window, RECENT_ROWS, SPARK_POINTS))
+        covered = records if window is None else records[-window:]
+        view = MetricsView(window, summarise(covered), records[-max(RECENT_ROWS, SPARK_POINTS) :])
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, view)
+
+    def _show(self, view: MetricsView) -> None:
+        self.view = view
+        summary = view.summary
+        totals = self.query_one("#metrics-totals", Static)
+        if summary.asks == 0:
+            totals.update("No asks recorded yet: ask something in the Ask pane.")
+        else:
+            totals.update(summary_table(summary, view.window))
+        sparks = view.recent[-SPARK_POINTS:]
+        ok = [record for record in sparks if record.status == "ok"]
+        self.query_one("#spark-latency", Sparkline).data = [r.total_ms / 1000 for r in ok]
+        self.query_one("#spark-tokens", Sparkline).data = [
+            float(r.prompt_tokens_best + r.completion_tokens_best) for r in sparks
+        ]
+        if ok:
+            slowest = max(r.total_ms for r in ok)
+            self.query_one("#spark-latency-label", Label).update(
+                f"Latency per ask (last {len(ok)}, slowest {format_ms(slowest)})"
+            )
+        self._show_models(summary)
+        self._show_recent(view.recent[-RECENT_ROWS:])
+
+    def _show_models(self, summary: MetricsSummary) -> None:
+        table = self.query_one("#metrics-models", DataTable)
+        wanted = summary.by_model
+        for key in [row.value for row in table.rows if row.value not in wanted]:
+            table.remove_row(key)  # type: ignore[arg-type]
+        for label, figures in wanted.items():
+            cells = {
+                "model": label,
+                "asks": Text(f"{figures.asks:,}", justify="right"),
+                "p50": format_ms(figures.latency_p50_ms),
+                "p95": format_ms(figures.latency_p95_ms),
+                "ttft": format_ms(figures.first_token_p50_ms),
+                "rate": format_rate(figures.tokens_per_second),
+                "in": Text(f"{figures.prompt_tokens:,}", justify="right"),
+                "out": Text(f"{figures.completion_tokens:,}", justify="right"),
+            }
+            if label in table.rows:
+                for column, value in cells.items():
+                    table.update_cell(label, column, value)
+            else:
+                table.add_row(*(cells[key] for key, _ in MODEL_COLUMNS), key=label)
+
+    def _show_recent(self, records: list[MetricRecord]) -> None:
+        table = self.query_one("#metrics-recent", DataTable)
+        wanted = {record.turn_id for record in records}
+        stale = [row.value for row in table.rows if row.value not in wanted]
+        for key in stale:
+            table.remove_row(key)  # type: ignore[arg-type]
+        added = False
+        for record in records:
+            if record.turn_id in table.rows:
+                continue  # a recorded ask never changes, so its row stays as it is
+            table.add_row(*self._recent_cells(record), key=record.turn_id)
+            added = True
+        if added or stale:
+            table.sort("time", key=lambda stamp: str(stamp), reverse=True)
+
+    @staticmethod
+    def _recent_cells(record: MetricRecord) -> list[object]:
+        status = Text(record.status, style="" if record.status == "ok" else "bold")
+        citations = f"{record.citations_kept}"
+        if record.citations_removed:
+            citations += f" (−{record.citations_removed})"
+        return [
+            record.time.replace("T", " ").rstrip("Z"),
+            record.model_label,
+            status,
+            _tokens(record.prompt_tokens, record.estimated_prompt_tokens),
+            _tokens(record.completion_tokens, record.estimated_completion_tokens),
+            format_ms(record.first_token_ms),
+            format_ms(record.total_ms),
+            format_rate(record.tokens_per_second),
+            Text(str(record.evidence_count), justify="right"),
+            Text(str(len(record.dropped)), justify="right"),
+            citations,
+        ]
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def action_cycle_window(self) -> None:
+        self.window_index = (self.window_index + 1) % len(WINDOWS)
+        window = self.window
+        self.notify(
+            "Figures over every ask" if window is None else f"Figures over the last {window:,} asks"
+        )
+        self.refresh_data()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        report_worker_failure(self, event.worker, event.state)

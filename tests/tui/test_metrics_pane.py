@@ -1,0 +1,142 @@
+"""The Metrics pane: totals, percentiles, per-model rows, sparklines, recent asks in place."""
+
+from __future__ import annotations
+
+import io
+
+from pane_harness import PaneHost, wait_until
+from rich.console import Console
+from textual.widgets import DataTable, Sparkline, Static
+
+from lore.core.metrics import MetricsStore
+from lore.core.turns import Turn, TurnTimings, TurnUsage
+from lore.core.vault import Vault
+from lore.tui.messages import VaultChanged
+from lore.tui.panes.metrics import MetricsPane
+
+
+def _record(
+    store: MetricsStore,
+    n: int,
+    *,
+    model: str = "llama3",
+    total_ms: float = 1000.0,
+    status: str = "ok",
+    reported: bool = True,
+) -> None:
+    turn = Turn(
+        id=f"t{n:011d}",
+        time=f"2026-11-30T10:{n // 60:02d}:{n % 60:02d}Z",
+        question=f"q{n}",
+        answer="a",
+        provider="ollama",
+        model=model,
+        status=status,  # type: ignore[arg-type]
+        usage=TurnUsage(
+            estimated_prompt_tokens=500,
+            estimated_completion_tokens=90,
+            prompt_tokens=520 if reported else None,
+            completion_tokens=100 if reported else None,
+        ),
+        timings=TurnTimings(retrieval_ms=4.0, first_token_ms=200.0, total_ms=total_ms),
+    )
+    store.record(
+        turn,
+        evidence_count=5,
+        dropped=["notes/x.md"] if n % 4 == 0 else [],
+        citations_kept=2,
+        citations_removed=1 if n % 5 == 0 else 0,
+        estimated_prompt_tokens=500,
+    )
+
+
+def _totals(pane: MetricsPane) -> str:
+    content = pane.query_one("#metrics-totals", Static).content
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(content)
+    return " ".join(console.export_text().split())
+
+
+async def test_empty_metrics_say_how_to_get_some(vault: Vault) -> None:
+    app = PaneHost(lambda: MetricsPane(vault))
+    async with app.run_test(size=(160, 45)):
+        pane = app.query_one(MetricsPane)
+        await wait_until(lambda: pane.view is not None)
+        assert "No asks recorded yet" in str(pane.query_one("#metrics-totals", Static).render())
+        assert pane.query_one("#metrics-recent", DataTable).row_count == 0
+
+
+async def test_totals_percentiles_models_and_sparklines(vault: Vault) -> None:
+    store = MetricsStore(vault)
+    # 1.0 s .. 2.0 s on one model, a slow second model, and one cancelled ask.
+    for n in range(10):
+        _record(store, n, total_ms=1000.0 + 100 * n)
+    _record(store, 10, model="mistral", total_ms=5000.0, reported=False)
+    _record(store, 11, status="cancelled", total_ms=300.0)
+    app = PaneHost(lambda: MetricsPane(vault))
+    async with app.run_test(size=(180, 45)):
+        pane = app.query_one(MetricsPane)
+        await wait_until(lambda: pane.view is not None)
+        totals = _totals(pane)
+        assert "Asks 12" in totals and "ok 11" in totals and "cancelled 1" in totals
+        assert "p50 1.50 s" in totals and "p95 5.00 s" in totals
+        assert "First token p50 200 ms" in totals
+        assert "(partly estimated)" in totals
+
+        models = pane.query_one("#metrics-models", DataTable)
+        assert models.row_count == 2
+        llama = models.get_row("ollama:llama3")
+        assert str(llama[1]) == "11" and llama[2] == "1.40 s"
+        mistral = models.get_row("ollama:mistral")
+        assert mistral[2] == "5.00 s" and str(mistral[6]) == "500"
+
+        recent = pane.query_one("#metrics-recent", DataTable)
+        assert recent.row_count == 12
+        newest = recent.get_row_at(0)
+        assert newest[0] == "2026-11-30 10:00:11" and str(newest[2]) == "cancelled"
+        mistral_row = recent.get_row("t00000000010")
+        assert str(mistral_row[3]) == "~500" and str(mistral_row[4]) == "~90"
+        assert str(recent.get_row("t00000000000")[10]) == "2 (−1)"
+
+        latency = pane.query_one("#spark-latency", Sparkline)
+        assert list(latency.data or []) == [(1000 + 100 * n) / 1000 for n in range(10)] + [5.0]
+        tokens = pane.query_one("#spark-tokens", Sparkline)
+        assert len(list(tokens.data or [])) == 12
+
+
+async def test_new_asks_are_added_in_place(vault: Vault) -> None:
+    store = MetricsStore(vault)
+    for n in range(3):
+        _record(store, n)
+    app = PaneHost(lambda: MetricsPane(vault))
+    async with app.run_test(size=(160, 45)):
+        pane = app.query_one(MetricsPane)
+        recent = pane.query_one("#metrics-recent", DataTable)
+        await wait_until(lambda: recent.row_count == 3)
+        first_keys = {row.value for row in recent.rows}
+        _record(store, 3, total_ms=4200.0)
+        pane.post_message(VaultChanged(frozenset({"metrics"})))
+        await wait_until(lambda: recent.row_count == 4)
+        assert first_keys < {row.value for row in recent.rows}
+        assert recent.get_row_at(0)[6] == "4.20 s"
+        assert "Asks 4" in _totals(pane)
+
+
+async def test_window_key_switches_what_the_figures_cover(vault: Vault) -> None:
+    store = MetricsStore(vault)
+    for n in range(150):
+        _record(store, n, total_ms=100.0 if n < 50 else 2000.0)
+    app = PaneHost(lambda: MetricsPane(vault))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.query_one(MetricsPane)
+        await wait_until(lambda: pane.view is not None)
+        assert "Asks 150" in _totals(pane) and "over the last 1,000 asks" in _totals(pane)
+        pane.focus_default()
+        await pilot.press("w")
+        await wait_until(lambda: pane.view is not None and pane.view.window == 100)
+        assert "Asks 100" in _totals(pane) and "p50 2.00 s" in _totals(pane)
+        await pilot.press("w")
+        await wait_until(lambda: pane.view is not None and pane.view.window is None)
+        assert "Asks 150" in _totals(pane) and "over every ask" in _totals(pane)
+        # The recent table keeps its most recent rows whatever the window.
+        assert pane.query_one("#metrics-recent", DataTable).row_count == 150
