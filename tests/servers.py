@@ -42,6 +42,7 @@ class Script:
     first_byte_delay_s: float = 0.0  # Before the response headers (a model loading).
     piece_delay_s: float = 0.0  # Between two pieces.
     stall_after: int | None = None  # Send this many pieces, then go silent.
+    ping_after: int | None = None  # OpenAI only: this many pieces, then keep-alives for ever.
     drop_after: int | None = None  # Send this many pieces, then close the connection mid-body.
     omit_done: bool = False  # End the body cleanly but without the protocol's done marker.
     garbage_after: int | None = None  # Send a line that is not JSON after this many pieces.
@@ -226,6 +227,10 @@ class _Handler(BaseHTTPRequestHandler):
         for index, event in enumerate(events):
             is_piece = index < len(script.pieces)
             if is_piece:
+                if script.ping_after is not None and pieces_sent >= script.ping_after:
+                    while not self.fake.stopping.wait(0.05):
+                        self._chunk(b": ping\n\n")
+                    return
                 if script.stall_after is not None and pieces_sent >= script.stall_after:
                     self.fake.stopping.wait(STALL_LIMIT_S)
                     self.close_connection = True

@@ -8,7 +8,7 @@ import pytest
 from lore.config import ProviderSettings
 from lore.core.providers.base import ChatMessage, collect
 from lore.core.providers.openai_compat import OpenAICompatProvider, chat_completions_url
-from lore.errors import ProviderAuthError, ProviderError
+from lore.errors import ProviderAuthError, ProviderError, StreamInterrupted
 from servers import FakeModelServer, Script, fake_server
 
 __all__ = ["fake_server"]
@@ -140,3 +140,9 @@ async def test_finished_reply_without_done_marker_is_complete() -> None:
     settings = ProviderSettings(name="openai", model="m", base_url="http://127.0.0.1:9")
     provider = OpenAICompatProvider(settings, transport=sse_transport(body))
     assert (await collect(provider, QUESTION)).text == "Yes."
+
+
+async def test_keep_alive_comments_alone_are_a_stall(fake_server: FakeModelServer) -> None:
+    fake_server.reply(Script(ping_after=1))
+    with pytest.raises(StreamInterrupted, match="stalled"):
+        await collect(openai(fake_server.url, timeout_s=0.4), QUESTION)

@@ -97,6 +97,15 @@ def test_question_streams_an_answer_with_sources_and_is_recorded(
     assert "tokens" in output
 
 
+def test_follow_up_shows_how_it_was_read(
+    chat: tuple[ChatSession, io.StringIO], sample_vault: Vault
+) -> None:
+    session, buffer = chat
+    run_lines(session, f"{QUESTION}\nwhy?\n")
+    assert "(read as: why? (following up on: What is the Great Red Spot" in buffer.getvalue()
+    assert [turn.status for turn in HistoryStore(sample_vault).tail(5)] == ["ok", "ok"]
+
+
 def test_unknown_command_is_one_line_and_the_session_goes_on(
     chat: tuple[ChatSession, io.StringIO], sample_vault: Vault
 ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -149,9 +150,14 @@ class OpenAICompatProvider:
             yield Chunk(usage=usage, done=True)
 
     async def _events(self, response: httpx.Response) -> AsyncIterator[dict[str, Any] | None]:
-        """The JSON payload of each event; None for `[DONE]`. Transport errors pass through."""
+        """The JSON payload of each event; None for `[DONE]`. Transport errors pass through.
+
+        Keep-alive comments prove the connection is open, not that the model is working: a
+        server that sends only those for longer than the timeout has stalled all the same.
+        """
         data_lines: list[str] = []
         lines = response.aiter_lines()
+        last_data = time.monotonic()
         while True:
             try:
                 line = await anext(lines)
@@ -170,9 +176,12 @@ class OpenAICompatProvider:
                     return
                 continue
             if line.startswith(":"):
-                continue  # A comment, which servers send to keep the connection alive.
+                if time.monotonic() - last_data > self.settings.timeout_s:
+                    raise httpx.ReadTimeout("only keep-alive comments")
+                continue
             field, _, value = line.partition(":")
             if field == "data":
+                last_data = time.monotonic()
                 data_lines.append(value[1:] if value.startswith(" ") else value)
 
     async def _whole_reply(self, response: httpx.Response) -> AsyncIterator[Chunk]:
