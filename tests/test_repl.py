@@ -225,3 +225,10 @@ def test_lore_chat_reads_questions_from_a_pipe(sample_vault: Vault, tmp_path: Pa
     assert "Traceback" not in result.stdout + result.stderr
     questions = [turn.question for turn in HistoryStore(sample_vault).tail(5)]
     assert questions == [QUESTION]
+
+
+def test_the_line_repl_never_loads_the_full_screen_toolkit() -> None:
+    # `lore chat` is for terminals where the app is not wanted; it must start without Textual.
+    code = "import sys, lore.repl, lore.cli.chat_cmd; print('textual' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr
