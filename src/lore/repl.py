@@ -129,17 +129,14 @@ class ChatSession:
             self.ask(text)
             return True
         try:
-            result = self.registry.dispatch(self.context, text)
+            return self.show(self.registry.dispatch(self.context, text))
         except LoreError as exc:
             self.error(exc.message)
-            return True
         except KeyboardInterrupt:
             self.note("interrupted")
-            return True
         except Exception as exc:
             self.internal_error(exc)
-            return True
-        return self.show(result)
+        return True
 
     def show(self, result: CommandResult) -> bool:
         if not result.ok:
