@@ -186,8 +186,14 @@ provider:
   name: offline
   model: ""
   # base_url: http://127.0.0.1:11434
+  # The API key is read from this environment variable, never from this file.
   api_key_env: OPENAI_API_KEY
   temperature: 0.2
+  # The longest silence allowed from the server, before the first token or between two.
+  timeout_s: 120.0
+  connect_timeout_s: 5.0
+  # Failed connections are retried this many times; a request the server received never is.
+  retries: 2
 
 ask:
   # The whole prompt never exceeds this many tokens; each section has its own cap.
