@@ -47,6 +47,7 @@ async def test_missing_model_says_how_to_get_it(fake_server: FakeModelServer) ->
     with pytest.raises(ModelNotFound) as caught:
         await collect(ollama(fake_server, model="mistral"), QUESTION)
     assert "ollama pull mistral" in str(caught.value)
+    assert "installed: gpt-test, llama3" in str(caught.value)
 
 
 async def test_installed_models_are_listed(fake_server: FakeModelServer) -> None:

@@ -80,6 +80,15 @@ class OllamaProvider:
                 "provider.model is empty: set it in lore.yaml or pass --model "
                 "(`ollama list` shows the models you have)"
             )
+        try:
+            async for chunk in self._stream_reply(messages, options):
+                yield chunk
+        except ModelNotFound as exc:
+            raise ModelNotFound(exc.message + await self._installed_hint()) from None
+
+    async def _stream_reply(
+        self, messages: list[ChatMessage], options: GenerationOptions | None
+    ) -> AsyncIterator[Chunk]:
         received = 0
         async with open_stream(
             self._client,
@@ -134,6 +143,15 @@ class OllamaProvider:
 
     def _in_stream_error(self, message: str) -> ProviderError:
         return ProviderError(f"ollama stopped with an error: {error_message_of(message.encode())}")
+
+    async def _installed_hint(self) -> str:
+        try:
+            models = await self.installed_models()
+        except ProviderError:
+            return ""
+        if not models:
+            return " (no models are installed yet)"
+        return f" (installed: {', '.join(models)})"
 
     async def installed_models(self) -> list[str]:
         """The models the server has, from `/api/tags` (for `/model` and error hints)."""
