@@ -206,7 +206,7 @@ class ChatSession:
         self._end_answer_line()
         sources = cited_sources(turn, pack)
         if sources:
-            self.console.print(Text.assemble(("sources: ", "bold"), sources))
+            self.console.print(Text.assemble(("sources: ", "bold"), sources), soft_wrap=True)
         self.note(turn_summary(turn))
 
     # -- output ------------------------------------------------------------------------------
@@ -224,11 +224,12 @@ class ChatSession:
 
     def note(self, message: str) -> None:
         self._end_answer_line()
-        self.console.print(Text(message, style="dim"))
+        self.console.print(Text(message, style="dim"), soft_wrap=True)
 
     def error(self, message: str) -> None:
         self._end_answer_line()
-        self.console.print(Text.assemble(("error: ", "bold red"), message))
+        # Never wrapped, so a script reading the output sees the error as one line.
+        self.console.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
 
     def internal_error(self, exc: Exception) -> None:
         """A bug, not a user's mistake: one line, and the session goes on."""
