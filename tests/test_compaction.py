@@ -22,7 +22,7 @@ def test_nothing_happens_under_the_threshold(vault: Vault) -> None:
     history.append(Turn(time="x", question="What is Mars?", answer="A planet."))
     report = compact(vault)
     assert not report.compacted
-    assert "nothing to compact" in report.reason
+    assert "under the threshold" in report.reason
     assert not (vault.layout.memory / "memory.json").exists()
 
 

@@ -10,12 +10,12 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from lore import __version__
-from lore.cli import ask_cmd, chat_cmd, ingest_cmd, notes_cmd
+from lore.cli import ask_cmd, chat_cmd, history_cmd, ingest_cmd, notes_cmd
 from lore.cli.common import Context
 from lore.errors import LoreError
 
 # Each module adds its subcommands with `register(subparsers)`.
-COMMAND_MODULES = [notes_cmd, chat_cmd, ingest_cmd, ask_cmd]
+COMMAND_MODULES = [notes_cmd, chat_cmd, ingest_cmd, ask_cmd, history_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -387,7 +387,7 @@ def compact(
         if report.live_tokens_before <= settings.compact_threshold_tokens:
             report.reason = (
                 f"live history is {report.live_tokens_before:,} of "
-                f"{settings.compact_threshold_tokens:,} tokens: nothing to compact"
+                f"{settings.compact_threshold_tokens:,} tokens, under the threshold"
             )
             return report
         keep = settings.keep_recent_turns

@@ -1,0 +1,397 @@
+"""Past turns and what they cost: `lore history`, `lore compact`, `lore metrics`, `lore tokens`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.markdown import Markdown
+from rich.table import Table
+from rich.text import Text
+
+from lore.cli.common import Context, print_json
+from lore.core.compaction import CompactionReport, compact
+from lore.core.history import HistoryStore
+from lore.core.history_export import export_turns, turn_markdown, turn_summary
+from lore.core.metrics import MetricsStore, MetricsSummary
+from lore.core.turns import Turn
+from lore.errors import UsageError
+
+STATUS_STYLE = {"ok": "green", "cancelled": "yellow", "error": "red"}
+EXPORT_FORMATS = {"md": "markdown", "markdown": "markdown", "jsonl": "jsonl"}
+
+
+def _positive(value: str) -> int:
+    import argparse
+
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {number}")
+    return number
+
+
+def register(subparsers: Any) -> None:
+    history = subparsers.add_parser(
+        "history",
+        help="past turns: list, search, show one, export",
+        description="Every turn is kept in history.jsonl. Without an action, lists the "
+        "latest turns (newest first), or the turns matching --search.",
+    )
+    history.add_argument("--last", type=_positive, default=20, metavar="N", help="at most N turns")
+    history.add_argument(
+        "--search", metavar="Q", help="only turns whose question or answer has every word"
+    )
+    history.add_argument("--json", action="store_true", help="print JSON")
+    history.set_defaults(func=cmd_history)
+    actions = history.add_subparsers(dest="history_command", metavar="ACTION")
+
+    show = actions.add_parser("show", help="show one turn in full")
+    show.add_argument("turn_id", metavar="ID", help="the turn id, or a unique start of it")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(func=cmd_history_show)
+
+    export = actions.add_parser("export", help="write every turn as Markdown or JSONL")
+    export.add_argument(
+        "--format", choices=["md", "jsonl"], default=None, help="default: from --out, else md"
+    )
+    export.add_argument("--out", metavar="FILE", help="write to FILE (default: standard output)")
+    export.set_defaults(func=cmd_history_export)
+
+    compact_cmd = subparsers.add_parser(
+        "compact",
+        help="summarise older turns into the memory archive (never deletes a turn)",
+        description="Runs when the live turns pass history.compact_threshold_tokens; the "
+        "newest history.keep_recent_turns stay live. Summaries are written by the configured "
+        "provider, or extractively with --provider offline.",
+    )
+    compact_cmd.add_argument("--dry-run", action="store_true", help="show the plan, write nothing")
+    compact_cmd.add_argument("--json", action="store_true", help="print JSON")
+    compact_cmd.set_defaults(func=cmd_compact)
+
+    metrics = subparsers.add_parser("metrics", help="what asks cost: tokens, latency, tokens/s")
+    metrics.add_argument(
+        "--last", type=_positive, default=None, metavar="N", help="only the last N asks"
+    )
+    metrics.add_argument("--json", action="store_true", help="print JSON")
+    metrics.set_defaults(func=cmd_metrics)
+
+    tokens = subparsers.add_parser("tokens", help="token use in short: asks, memory, live history")
+    tokens.add_argument("--json", action="store_true", help="print JSON")
+    tokens.set_defaults(func=cmd_tokens)
+
+
+# -- formatting ------------------------------------------------------------------------------
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.0f} ms" if value < 1000 else f"{value / 1000:,.2f} s"
+
+
+def _rate(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+def _tokens(turn: Turn) -> str:
+    usage = turn.usage
+    prompt = (
+        usage.prompt_tokens if usage.prompt_tokens is not None else usage.estimated_prompt_tokens
+    )
+    reply = (
+        usage.completion_tokens
+        if usage.completion_tokens is not None
+        else usage.estimated_completion_tokens
+    )
+    return f"{prompt:,} → {reply:,}"
+
+
+def _turn_table(turns: list[Turn], title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("Id", style="dim", no_wrap=True)
+    table.add_column("When", no_wrap=True)
+    table.add_column("Question", ratio=1, min_width=16, no_wrap=True, overflow="ellipsis")
+    table.add_column("Tokens", justify="right", no_wrap=True)
+    table.add_column("Time", justify="right", no_wrap=True)
+    for turn in turns:
+        question = Text(_one_line(turn.question, 80))
+        if turn.status != "ok":
+            question = Text.assemble((f"[{turn.status}] ", STATUS_STYLE[turn.status]), question)
+        table.add_row(
+            turn.id,
+            turn.time.replace("T", " ")[5:16],
+            question,
+            _tokens(turn),
+            _ms(turn.timings.total_ms),
+        )
+    return table
+
+
+# -- lore history ----------------------------------------------------------------------------
+
+
+def cmd_history(ctx: Context) -> int:
+    store = HistoryStore(ctx.vault)
+    query = (ctx.args.search or "").strip()
+    if ctx.args.search is not None and not query:
+        raise UsageError("--search needs at least one word")
+    if query:
+        turns = store.search(query, limit=ctx.args.last)
+        title = f"{len(turns)} turns matching {query!r}, newest first"
+    else:
+        turns = list(reversed(store.tail(ctx.args.last)))
+        title = f"The last {len(turns)} turns, newest first"
+    if ctx.args.json:
+        print_json([turn.to_record() for turn in turns])
+        return 0
+    if not turns:
+        ctx.console.print(
+            "No turns match." if query else "No turns yet. Ask with: lore ask QUESTION"
+        )
+        return 0 if not query else 1
+    ctx.console.print(_turn_table(turns, title))
+    ctx.console.print(Text("Show one with: lore history show ID", style="dim"))
+    return 0
+
+
+def cmd_history_show(ctx: Context) -> int:
+    turn = HistoryStore(ctx.vault).get(ctx.args.turn_id)
+    if ctx.args.json:
+        print_json(turn.to_record())
+        return 0
+    console = ctx.console
+    console.print(
+        Text.assemble(
+            (turn.id, "bold"), f"  {turn.time}  ", (turn.status, STATUS_STYLE[turn.status])
+        )
+    )
+    console.print(Text(turn_summary(turn), style="dim"))
+    console.print(Text("\nQuestion", style="bold"))
+    console.print(Text(turn.question))
+    if turn.resolved_question and turn.resolved_question.strip() != turn.question.strip():
+        console.print(Text(f"Understood as: {turn.resolved_question}", style="italic"))
+    console.print(Text("\nAnswer", style="bold"))
+    console.print(
+        Markdown(turn.answer) if turn.answer.strip() else Text("(no answer)", style="dim")
+    )
+    if turn.cited:
+        console.print(Text("\nCited: " + ", ".join(turn.cited), style="cyan"))
+    if turn.error:
+        console.print(Text(f"\nError: {turn.error}", style="red"))
+    timings = turn.timings
+    console.print(
+        Text(
+            f"\nretrieval {_ms(timings.retrieval_ms)} · first token {_ms(timings.first_token_ms)}"
+            f" · total {_ms(timings.total_ms)}",
+            style="dim",
+        )
+    )
+    return 0
+
+
+def cmd_history_export(ctx: Context) -> int:
+    store = HistoryStore(ctx.vault)
+    chosen = EXPORT_FORMATS[ctx.args.format] if ctx.args.format else None
+    if ctx.args.out:
+        path = Path(ctx.args.out)
+        count = export_turns(store.iter_turns(), path, chosen)  # type: ignore[arg-type]
+        ctx.err.print(Text(f"Exported {count:,} turns to {path}"))
+        return 0
+    if chosen == "jsonl":
+        for turn in store.iter_turns():
+            sys.stdout.write(json.dumps(turn.to_record(), ensure_ascii=False) + "\n")
+        return 0
+    sys.stdout.write(f"# {ctx.vault.name}: history\n\n")
+    for turn in store.iter_turns():
+        sys.stdout.write(turn_markdown(turn) + "\n")
+    return 0
+
+
+# -- lore compact ----------------------------------------------------------------------------
+
+
+def cmd_compact(ctx: Context) -> int:
+    vault = ctx.vault
+    settings = vault.config.provider
+    provider = None
+    if settings.name != "offline" and not ctx.args.dry_run:
+        from lore.core.providers.factory import make_provider
+
+        provider = make_provider(settings)
+    try:
+        report = compact(vault, provider=provider, dry_run=ctx.args.dry_run)
+    finally:
+        if provider is not None:
+            import asyncio
+
+            asyncio.run(provider.aclose())
+    if ctx.args.json:
+        print_json(report.to_dict())
+        return 0
+    _print_compaction(ctx, report, vault.config.history.memory_budget_tokens)
+    return 0
+
+
+def _print_compaction(ctx: Context, report: CompactionReport, memory_budget: int) -> None:
+    console = ctx.console
+    if not report.compacted:
+        console.print(Text(f"Nothing to compact: {report.reason}."))
+        return
+    heading = "Dry run: nothing was written." if report.dry_run else "Compacted."
+    console.print(Text(f"{heading} {report.reason[:1].upper()}{report.reason[1:]}.", style="bold"))
+    table = Table(show_header=True, title_justify="left")
+    table.add_column("")
+    table.add_column("Before", justify="right")
+    table.add_column("After", justify="right")
+    table.add_row("Live turns", f"{report.live_turns_before:,}", f"{report.live_turns_after:,}")
+    table.add_row(
+        f"Live tokens (threshold {report.threshold_tokens:,})",
+        f"{report.live_tokens_before:,}",
+        f"{report.live_tokens_after:,}",
+    )
+    table.add_row(
+        f"Memory tokens sent (budget {memory_budget:,})",
+        f"{report.memory_tokens_before:,}",
+        f"{report.memory_tokens_after:,}",
+    )
+    table.add_row("Watermark", report.watermark_before or "–", report.watermark_after or "–")
+    console.print(table)
+    written: dict[int, int] = {}
+    for entry in report.entries_written:
+        written[entry.level] = written.get(entry.level, 0) + 1
+    levels = ", ".join(
+        f"level {level}: {count:,} ({written.get(level, 0):,} new)"
+        for level, count in report.levels.items()
+    )
+    console.print(Text(f"Memory entries by level: {levels}", style="dim"))
+    console.print(Text("No turn was deleted: history.jsonl is unchanged.", style="dim"))
+
+
+# -- lore metrics / lore tokens ------------------------------------------------------------
+
+
+def _summary_row(table: Table, label: str, summary: MetricsSummary) -> None:
+    table.add_row(
+        Text(label),
+        f"{summary.asks:,}",
+        f"{summary.prompt_tokens:,}",
+        f"{summary.completion_tokens:,}",
+        _ms(summary.latency_p50_ms),
+        _ms(summary.latency_p95_ms),
+        _ms(summary.first_token_p50_ms),
+        _rate(summary.tokens_per_second),
+    )
+
+
+def cmd_metrics(ctx: Context) -> int:
+    summary = MetricsStore(ctx.vault).summary(last=ctx.args.last)
+    if ctx.args.json:
+        print_json(summary.to_dict())
+        return 0
+    if not summary.asks:
+        ctx.console.print("No asks recorded yet. Ask with: lore ask QUESTION")
+        return 0
+    scope = f"the last {summary.asks:,}" if ctx.args.last else f"all {summary.asks:,}"
+    table = Table(title=f"Metrics over {scope} asks", title_justify="left")
+    table.add_column("Model", min_width=12, overflow="fold")
+    for column in ("Asks", "In", "Out", "p50", "p95", "1st token", "tok/s"):
+        table.add_column(column, justify="right", no_wrap=True)
+    for label, part in summary.by_model.items():
+        _summary_row(table, label, part)
+    if len(summary.by_model) > 1:
+        _summary_row(table, "all", summary)
+    ctx.console.print(table)
+    notes = [
+        f"{summary.ok:,} answered, {summary.cancelled:,} cancelled, {summary.errors:,} failed",
+        "In and Out: tokens as the provider reported them, else Lore's estimate; "
+        "p50 and p95: total time of answered asks",
+        f"first token p95 {_ms(summary.first_token_p95_ms)}, "
+        f"retrieval p50 {_ms(summary.retrieval_p50_ms)}",
+        f"estimated tokens {summary.estimated_prompt_tokens:,} in / "
+        f"{summary.estimated_completion_tokens:,} out; reported {summary.reported_prompt_tokens:,} / "
+        f"{summary.reported_completion_tokens:,}",
+        f"citations kept {summary.citations_kept:,}, removed {summary.citations_removed:,}; "
+        f"{summary.asks_with_drops:,} asks had items dropped to fit the budget",
+    ]
+    for line in notes:
+        ctx.console.print(Text(line, style="dim"))
+    return 0
+
+
+def tokens_overview(ctx: Context) -> dict[str, Any]:
+    from lore.core.memory_status import memory_status
+
+    metrics = MetricsStore(ctx.vault)
+    summary = metrics.summary()
+    last = metrics.tail(1)
+    status = memory_status(ctx.vault)
+    return {
+        "asks": summary.asks,
+        "prompt_tokens": summary.prompt_tokens,
+        "completion_tokens": summary.completion_tokens,
+        "estimated_prompt_tokens": summary.estimated_prompt_tokens,
+        "estimated_completion_tokens": summary.estimated_completion_tokens,
+        "tokens_per_second": summary.tokens_per_second,
+        "latency_p50_ms": summary.latency_p50_ms,
+        "last_ask": last[0].model_dump(mode="json") if last else None,
+        "live_turns": status.live_turns,
+        "live_tokens": status.live_tokens,
+        "live_over_threshold": status.live_over_threshold,
+        "compact_threshold_tokens": status.threshold_tokens,
+        "memory_tokens": status.frontier_tokens,
+        "memory_budget_tokens": ctx.vault.config.history.memory_budget_tokens,
+        "memory_entries": sum(level.entries for level in status.levels.values()),
+        "memory_problem": status.problem,
+    }
+
+
+def cmd_tokens(ctx: Context) -> int:
+    data = tokens_overview(ctx)
+    if ctx.args.json:
+        print_json(data)
+        return 0
+    console = ctx.console
+    console.print(
+        Text(
+            f"asks {data['asks']:,} · tokens in {data['prompt_tokens']:,} · out "
+            f"{data['completion_tokens']:,} · p50 {_ms(data['latency_p50_ms'])} · "
+            f"{_rate(data['tokens_per_second'])} tokens/s"
+        )
+    )
+    last = data["last_ask"]
+    if last:
+        prompt = (
+            last["prompt_tokens"]
+            if last["prompt_tokens"] is not None
+            else last["estimated_prompt_tokens"]
+        )
+        reply = (
+            last["completion_tokens"]
+            if last["completion_tokens"] is not None
+            else last["estimated_completion_tokens"]
+        )
+        console.print(Text(f"last ask: {prompt:,} → {reply:,} tokens · {_ms(last['total_ms'])}"))
+    more = "+" if data["live_over_threshold"] else ""
+    due = " (compaction due)" if data["live_tokens"] > data["compact_threshold_tokens"] else ""
+    console.print(
+        Text(
+            f"history: {data['live_turns']:,}{more} live turns, {data['live_tokens']:,}{more} of "
+            f"{data['compact_threshold_tokens']:,} tokens{due} · memory {data['memory_entries']:,} "
+            f"entries, {data['memory_tokens']:,} of {data['memory_budget_tokens']:,} tokens sent"
+        )
+    )
+    if data["memory_problem"]:
+        console.print(Text(f"warning: {data['memory_problem']}", style="yellow"))
+    return 0
