@@ -126,6 +126,21 @@ def test_quit_ends_the_session_before_later_lines(
     assert HistoryStore(sample_vault).tail(5) == []
 
 
+def test_typing_exit_leaves_too(chat: tuple[ChatSession, io.StringIO], sample_vault: Vault) -> None:
+    session, _ = chat
+    assert run_lines(session, "exit\n" + QUESTION + "\n") == 0
+    assert HistoryStore(sample_vault).tail(5) == []
+
+
+def test_ctrl_c_at_the_prompt_clears_the_line_and_keeps_the_session(
+    chat: tuple[ChatSession, io.StringIO], sample_vault: Vault
+) -> None:
+    session, buffer = chat
+    assert run_lines(session, "half a question\x03" + QUESTION + "\n") == 0
+    assert "Ctrl-D or /quit leaves" in buffer.getvalue()
+    assert [turn.question for turn in HistoryStore(sample_vault).tail(5)] == [QUESTION]
+
+
 def test_help_lists_the_registry(chat: tuple[ChatSession, io.StringIO]) -> None:
     session, buffer = chat
     run_lines(session, "/help\n")

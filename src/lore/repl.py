@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from lore.core.vault import Vault
 
 HISTORY_FILE_NAME = "chat_history"
+# Typed alone, these leave as /quit does: nobody means them as a question to the wiki.
+QUIT_WORDS = frozenset({"exit", "quit", ":q"})
 
 
 def input_history_path() -> Path:
@@ -125,6 +127,8 @@ class ChatSession:
         text = line.strip()
         if not text:
             return True
+        if text.lower() in QUIT_WORDS:
+            return False
         if not text.startswith("/"):
             self.ask(text)
             return True
@@ -330,7 +334,9 @@ def run_interactive(
         try:
             line = prompt.prompt(f"{session.vault.name}> ")
         except KeyboardInterrupt:
-            continue  # Ctrl-C at the prompt clears the line, as in a shell.
+            # Ctrl-C at the prompt clears the line, as in a shell, and says how to leave.
+            session.note("(Ctrl-D or /quit leaves)")
+            continue
         except EOFError:
             return 0
         if not session.handle(line):
