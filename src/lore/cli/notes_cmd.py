@@ -277,7 +277,9 @@ def cmd_notes_mv(ctx: Context) -> int:
     if ctx.args.json:
         print_json({"note": _note_dict(result.note, with_body=False), "relinked": result.relinked})
         return 0
-    ctx.console.print(Text.assemble("Renamed to ", (result.note.title, "bold"), f" ({result.note.path})"))
+    ctx.console.print(
+        Text.assemble("Renamed to ", (result.note.title, "bold"), f" ({result.note.path})")
+    )
     for path, count in sorted(result.relinked.items()):
         ctx.console.print(Text(f"  rewrote {count} link(s) in {path}"))
     return 0
@@ -295,16 +297,20 @@ def cmd_notes_rm(ctx: Context) -> int:
             }
         )
         return 0
-    ctx.console.print(Text.assemble("Removed ", (result.note.title, "bold"), f"; a copy is kept in {tombstone}"))
+    ctx.console.print(
+        Text.assemble("Removed ", (result.note.title, "bold"), f"; a copy is kept in {tombstone}")
+    )
     if result.linked_from:
-        ctx.console.print(Text(f"These notes still link to it: {', '.join(result.linked_from)}", style="yellow"))
+        ctx.console.print(
+            Text(f"These notes still link to it: {', '.join(result.linked_from)}", style="yellow")
+        )
     return 0
 
 
 def cmd_search(ctx: Context) -> int:
     vault = ctx.vault
     query = " ".join(ctx.args.query)
-    limit = ctx.args.limit or vault.config.search.default_limit
+    limit = vault.config.search.default_limit if ctx.args.limit is None else ctx.args.limit
     if limit <= 0:
         raise UsageError("--limit must be a positive number")
     hits = vault.index.search(query, limit=limit)

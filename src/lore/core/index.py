@@ -7,7 +7,6 @@ are picked up without a rebuild; every write through the vault updates both at o
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -22,13 +21,13 @@ from whoosh import qparser, scoring
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.query import NullQuery, Query, Term
 
+from lore.core.index_manifest import Manifest, Signature
 from lore.core.notes import Note
 from lore.core.search_query import ANALYZER, body_terms, build_simple_query, stem_word
 from lore.core.snippets import make_snippet
-from lore.core.storage import atomic_write_text
 from lore.errors import VaultError
 
-SCHEMA_VERSION = 2
+MERGE_AT_SEGMENTS = 8
 _FIELD_SYNTAX = re.compile(r"\b(tag|tags|title):", re.IGNORECASE)
 _ODD_SYNTAX = re.compile(r"[\[\]{}()^~*?\\]|\b(?:AND|OR|NOT|TO)\s*$|^\s*(?:AND|OR|NOT)\b")
 
@@ -102,6 +101,18 @@ def _odd_syntax(query: str) -> bool:
     return bool(_ODD_SYNTAX.search(query)) or query.count('"') % 2 == 1
 
 
+def _commit_small(writer: Any) -> None:
+    """Commit a one-note change without the merge whoosh would otherwise do every time.
+
+    Merging small segments costs several times the write itself; each commit adds a segment,
+    so they are merged once MERGE_AT_SEGMENTS have piled up (search slows a little per segment).
+    """
+    if len(writer.segments) < MERGE_AT_SEGMENTS:
+        writer.commit(merge=False)
+    else:
+        writer.commit()
+
+
 # (relative path, size, mtime_ns) for each note file found on disk.
 FileStat = tuple[str, int, int]
 # Loads a note for indexing; returns None (with a reason) for files that must be skipped.
@@ -111,46 +122,18 @@ NoteLoader = Callable[[str], tuple[Note | None, str | None]]
 class NoteIndex:
     def __init__(self, folder: Path, loader: NoteLoader) -> None:
         self.folder = folder
-        self.manifest_path = folder / "manifest.json"
+        self.manifest = Manifest(folder)
         self._loader = loader
-        self._manifest: dict[str, list[Any]] = {}
         self._index: Any = None
         self._searcher: Any = None
-        self._searcher_signature: tuple[int, int, int] | None = None
-        self._manifest_loaded: tuple[int, int, int] | None = None
+        self._searcher_signature: Signature | None = None
         self._parser: qparser.MultifieldParser | None = None
         self._search_lock = threading.Lock()
 
     # -- opening -------------------------------------------------------------------------
 
-    def _load_manifest(self) -> bool:
-        try:
-            data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA_VERSION:
-            return False
-        files = data.get("files")
-        if not isinstance(files, dict):
-            return False
-        self._manifest = files
-        self._manifest_loaded = self._manifest_signature()
-        return True
-
-    def _reload_manifest_if_changed(self) -> None:
-        """Another process may have written since we read it; reading 10,000 entries is not free."""
-        if self._manifest_signature() != self._manifest_loaded:
-            self._load_manifest()
-
-    def _save_manifest(self) -> None:
-        # Compact JSON goes through the C encoder: an indented dump of 10,000 entries would
-        # cost more than the index commit itself.
-        data = {"schema": SCHEMA_VERSION, "files": self._manifest}
-        atomic_write_text(self.manifest_path, json.dumps(data, separators=(",", ":")))
-        self._manifest_loaded = self._manifest_signature()
-
     def _open_existing(self) -> bool:
-        if not self._load_manifest():
+        if not self.manifest.load():
             return False
         try:
             if not whoosh_index.exists_in(str(self.folder)):
@@ -168,7 +151,7 @@ class NoteIndex:
             if report.touched == 0:
                 return report
             with under_lock():
-                self._load_manifest()
+                self.manifest.load()
                 return self._apply(self._diff(stats))
         with under_lock():
             if self._open_existing():
@@ -180,12 +163,12 @@ class NoteIndex:
         on_disk = set()
         for relpath, size, mtime in stats:
             on_disk.add(relpath)
-            known = self._manifest.get(relpath)
+            known = self.manifest.files.get(relpath)
             if known is None:
                 report.added.append(relpath)
             elif known[0] != size or known[1] != mtime:
                 report.changed.append(relpath)
-        report.removed = [path for path in self._manifest if path not in on_disk]
+        report.removed = [path for path in self.manifest.files if path not in on_disk]
         self._pending_stats = {relpath: (size, mtime) for relpath, size, mtime in stats}
         return report
 
@@ -196,7 +179,7 @@ class NoteIndex:
         try:
             for relpath in report.removed:
                 writer.delete_by_term("path", relpath)
-                self._manifest.pop(relpath, None)
+                self.manifest.files.pop(relpath, None)
             for relpath in [*report.added, *report.changed]:
                 size, mtime = self._pending_stats[relpath]
                 note, skipped = self._loader(relpath)
@@ -205,12 +188,12 @@ class NoteIndex:
                     report.skipped[relpath] = skipped or "skipped"
                 else:
                     writer.update_document(**self._document(note))
-                self._manifest[relpath] = [size, mtime, skipped]
+                self.manifest.files[relpath] = [size, mtime, skipped]
             writer.commit()
         except BaseException:
             writer.cancel()
             raise
-        self._save_manifest()
+        self.manifest.save()
         self._drop_searcher()
         return report
 
@@ -226,7 +209,7 @@ class NoteIndex:
             raise VaultError(
                 f"cannot create the search index in {self.folder}: {exc.strerror}"
             ) from None
-        self._manifest = {}
+        self.manifest.files = {}
         self._drop_searcher()
         report = ReconcileReport(rebuilt=True)
         writer = self._index.writer(procs=1, limitmb=256, compound=False)
@@ -238,12 +221,12 @@ class NoteIndex:
                 else:
                     writer.add_document(**self._document(note))
                     report.added.append(relpath)
-                self._manifest[relpath] = [size, mtime, skipped]
+                self.manifest.files[relpath] = [size, mtime, skipped]
             writer.commit()
         except BaseException:
             writer.cancel()
             raise
-        self._save_manifest()
+        self.manifest.save()
         return report
 
     # -- single-note updates (the caller holds the vault lock) ---------------------------
@@ -263,48 +246,39 @@ class NoteIndex:
         }
 
     def upsert(self, note: Note, size: int, mtime_ns: int) -> None:
-        self._reload_manifest_if_changed()
+        self.manifest.reload_if_changed()
         writer = self._index.writer(timeout=30.0, compound=False)
         try:
             writer.update_document(**self._document(note))
-            writer.commit()
+            _commit_small(writer)
         except BaseException:
             writer.cancel()
             raise
-        self._manifest[note.path] = [size, mtime_ns, None]
-        self._save_manifest()
+        self.manifest.record(note.path, [size, mtime_ns, None])
 
     def remove(self, relpath: str) -> None:
-        self._reload_manifest_if_changed()
+        self.manifest.reload_if_changed()
         writer = self._index.writer(timeout=30.0, compound=False)
         try:
             writer.delete_by_term("path", relpath)
-            writer.commit()
+            _commit_small(writer)
         except BaseException:
             writer.cancel()
             raise
-        self._manifest.pop(relpath, None)
-        self._save_manifest()
+        self.manifest.record(relpath, None)
 
     # -- reading ---------------------------------------------------------------------------
 
     def skipped_files(self) -> dict[str, str]:
-        return {path: entry[2] for path, entry in self._manifest.items() if entry[2]}
+        return {path: entry[2] for path, entry in self.manifest.files.items() if entry[2]}
 
     def indexed_paths(self) -> set[str]:
-        return {path for path, entry in self._manifest.items() if not entry[2]}
-
-    def _manifest_signature(self) -> tuple[int, int, int] | None:
-        try:
-            info = os.stat(self.manifest_path)
-        except OSError:
-            return None
-        return (info.st_ino, info.st_size, info.st_mtime_ns)
+        return {path for path, entry in self.manifest.files.items() if not entry[2]}
 
     def _current_searcher(self) -> Any:
         # Every commit, from this process or another, is followed by a new manifest, so one
         # stat tells whether the searcher may be stale; whoosh's own check lists the folder.
-        signature = self._manifest_signature()
+        signature = self.manifest.signature()
         if self._searcher is None:
             self._searcher = self._index.searcher(weighting=scoring.BM25F())
         elif signature != self._searcher_signature:
