@@ -207,6 +207,7 @@ def test_completion_offers_commands_with_their_help() -> None:
     assert completions[0].display_meta_text
     assert list(completer.get_completions(Document("hello /sea"), CompleteEvent())) == []
     assert list(completer.get_completions(Document("/search mars"), CompleteEvent())) == []
+    assert list(completer.get_completions(Document("/nope x"), CompleteEvent())) == []
     everything = {c.text for c in completer.get_completions(Document("/"), CompleteEvent())}
     assert {"/help", "/search", "/context", "/compact", "/quit"} <= everything
 
@@ -247,3 +248,19 @@ def test_the_line_repl_never_loads_the_full_screen_toolkit() -> None:
     code = "import sys, lore.repl, lore.cli.chat_cmd; print('textual' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stdout.strip() == "False", result.stderr
+
+
+def test_arguments_complete_commands_for_help_and_titles_for_note(
+    chat: tuple[ChatSession, io.StringIO],
+) -> None:
+    session, _ = chat
+    completer = session.completer
+    help_args = [c.text for c in completer.get_completions(Document("/help hist"), CompleteEvent())]
+    assert help_args[0] == "history"
+    titles = [c.text for c in completer.get_completions(Document("/note jup"), CompleteEvent())]
+    assert titles and titles[0] == "Jupiter"
+    # Titles that start with the words come first, then those that merely contain them.
+    belts = [c.text for c in completer.get_completions(Document("/note belt"), CompleteEvent())]
+    assert belts == ["Asteroid Belt", "Kuiper Belt"]
+    voyagers = [c.text for c in completer.get_completions(Document("/note voy"), CompleteEvent())]
+    assert voyagers == ["Voyager 1", "Voyager 2"]

@@ -16,12 +16,12 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion, ThreadedCompleter
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory, ThreadedHistory
 from prompt_toolkit.input import Input
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 HISTORY_FILE_NAME = "chat_history"
 # Typed alone, these leave as /quit does: nobody means them as a question to the wiki.
 QUIT_WORDS = frozenset({"exit", "quit", ":q"})
+MAX_TITLE_COMPLETIONS = 50
 
 
 def input_history_path() -> Path:
@@ -81,25 +82,55 @@ def open_input_history(path: Path) -> History:
 
 
 class SlashCompleter(Completer):
-    """Completes `/commands` from the registry, best match first, each with its help."""
+    """Completes `/commands` from the registry, best match first, each with its help; then
+    the argument of `/help` (a command) and `/note` (a note title)."""
 
-    def __init__(self, registry: CommandRegistry) -> None:
+    def __init__(
+        self, registry: CommandRegistry, note_titles: Callable[[], list[str]] | None = None
+    ) -> None:
         self.registry = registry
+        self._note_titles = note_titles
+        self._titles: list[str] | None = None
+
+    def forget_titles(self) -> None:
+        """Notes were added or changed: read the titles again on the next completion."""
+        self._titles = None
 
     def get_completions(
         self, document: Document, complete_event: CompleteEvent
     ) -> Iterator[Completion]:
         text = document.text_before_cursor
-        if not text.startswith("/") or " " in text:
+        if not text.startswith("/"):
             return
-        for command in self.registry.complete(text[1:]):
-            display = f"/{command.name} {command.hint}".rstrip()
-            yield Completion(
-                f"/{command.name}",
-                start_position=-len(text),
-                display=display,
-                display_meta=command.help,
-            )
+        name, separator, argument = text[1:].partition(" ")
+        if not separator:
+            for command in self.registry.complete(name):
+                yield Completion(
+                    f"/{command.name}",
+                    start_position=-len(text),
+                    display=command.usage,
+                    display_meta=command.help,
+                )
+            return
+        chosen = self.registry.get(name)
+        if chosen is None:
+            return
+        if chosen.name == "help" and " " not in argument:
+            for match in self.registry.complete(argument):
+                yield Completion(match.name, -len(argument), display_meta=match.help)
+        elif chosen.name == "note":
+            for title in self._matching_titles(argument):
+                yield Completion(title, -len(argument))
+
+    def _matching_titles(self, typed: str) -> list[str]:
+        if self._note_titles is None:
+            return []
+        if self._titles is None:
+            self._titles = sorted(set(self._note_titles()), key=str.lower)
+        wanted = typed.strip().lower()
+        starts = [t for t in self._titles if t.lower().startswith(wanted)]
+        inside = [t for t in self._titles if wanted in t.lower() and t not in starts]
+        return (starts + inside)[:MAX_TITLE_COMPLETIONS]
 
 
 class ChatSession:
@@ -118,7 +149,11 @@ class ChatSession:
         self.engine = engine or AskEngine(vault)
         self.registry = registry or build_registry()
         self.context = CommandContext(vault=vault, engine=self.engine)
+        self.completer = SlashCompleter(self.registry, self.note_titles)
         self._mid_line = False
+
+    def note_titles(self) -> list[str]:
+        return [str(doc["title"]) for doc in self.vault.index.all_documents() if doc.get("title")]
 
     # -- one line ----------------------------------------------------------------------------
 
@@ -157,6 +192,8 @@ class ChatSession:
         verb, _, argument = (action or "").partition(":")
         if verb == "quit":
             return False
+        if verb == "refresh":
+            self.completer.forget_titles()
         if verb == "ask" and argument.strip():
             self.ask(argument)
         elif verb == "clear":
@@ -323,7 +360,8 @@ def run_interactive(
 
     prompt: PromptSession[str] = PromptSession(
         history=history if history is not None else open_input_history(input_history_path()),
-        completer=SlashCompleter(session.registry),
+        # In a thread, so reading note titles for the first time never holds up typing.
+        completer=ThreadedCompleter(session.completer),
         complete_while_typing=True,
         bottom_toolbar=status_line,
         input=input,
