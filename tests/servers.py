@@ -48,6 +48,7 @@ class Script:
     garbage_after: int | None = None  # Send a line that is not JSON after this many pieces.
     stream_error: str | None = None  # Send an in-stream error object after the pieces.
     whole_json: bool = False  # OpenAI only: ignore `stream` and answer with one JSON body.
+    html_page: bool = False  # Answer 200 with a web page, as a portal or proxy would.
 
 
 @dataclass
@@ -188,6 +189,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not ollama and self.fake.api_key and self.headers.get("Authorization") != expected_key:
             self._send_json(401, _openai_error("Incorrect API key provided", "invalid_api_key"))
             return
+        if script.html_page:
+            self._send_text(200, "<html><body>Please sign in</body></html>", "text/html")
+            return
         if script.status >= 400:
             message = script.error or "something went wrong"
             payload = {"error": message} if ollama else _openai_error(message, "server_error")
@@ -290,10 +294,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _send_text(self, status: int, text: str) -> None:
+    def _send_text(self, status: int, text: str, content_type: str = "text/plain") -> None:
         data = text.encode()
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

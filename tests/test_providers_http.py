@@ -16,6 +16,7 @@ from lore.errors import (
     ConfigError,
     ModelNotFound,
     ProviderError,
+    ProviderReplyInvalid,
     ProviderUnavailable,
     StreamInterrupted,
 )
@@ -267,4 +268,12 @@ async def test_connection_closed_before_any_text_says_so(
 ) -> None:
     fake_server.reply(Script(drop_after=0))
     with pytest.raises(StreamInterrupted, match="closed the connection without answering"):
+        await gather(make())
+
+
+async def test_a_web_page_instead_of_a_stream_points_at_the_base_url(
+    make: MakeProvider, fake_server: FakeModelServer
+) -> None:
+    fake_server.reply(Script(html_page=True))
+    with pytest.raises(ProviderReplyInvalid, match=r"web page.*provider\.base_url"):
         await gather(make())

@@ -22,6 +22,7 @@ from lore.errors import (
     ModelNotFound,
     ProviderAuthError,
     ProviderError,
+    ProviderReplyInvalid,
     ProviderUnavailable,
     StreamInterrupted,
 )
@@ -200,6 +201,12 @@ async def open_stream(
         if response.status_code >= 400:
             body = await _read_limited(response)
             raise on_status(response.status_code, error_message_of(body))
+        if response.headers.get("content-type", "").startswith("text/html"):
+            # A login portal, a proxy's page, or another web server on the port.
+            raise ProviderReplyInvalid(
+                f"{failure.label} at {failure.origin} answered with a web page, not a chat "
+                "stream: check provider.base_url"
+            )
         yield response
     finally:
         await response.aclose()
