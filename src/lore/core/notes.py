@@ -23,6 +23,26 @@ KNOWN_KEYS = ("id", "title", "tags", "created", "updated", "sources", "trust", "
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 # The libyaml bindings parse front matter several times faster; both are safe loaders.
 _SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """Refuses `*alias` references: nested ones expand exponentially when a value is read."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.MarkedYAMLError(
+                problem="aliases (*name) are not allowed in front matter", problem_mark=mark
+            )
+        return super().compose_node(parent, index)
+
+
+def _load_front_matter(front: str) -> Any:
+    loader = _NoAliasLoader if "&" in front and "*" in front else _SAFE_LOADER
+    return yaml.load(front, Loader=loader)
+
+
+_SAFE_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
 
@@ -148,7 +168,7 @@ def parse_note(text: str, relpath: str) -> Note:
         problem_line = 1
     elif front is not None:
         try:
-            loaded = yaml.load(front, Loader=_SAFE_LOADER)
+            loaded = _load_front_matter(front)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             problem_line = (mark.line + 2) if mark is not None else 1
@@ -224,5 +244,5 @@ def render_note(note: Note) -> str:
         "status": note.status,
     }
     meta.update(note.extra)
-    front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
+    front = yaml.dump(meta, Dumper=_SAFE_DUMPER, sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{front}---\n{body}"
