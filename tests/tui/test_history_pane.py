@@ -151,12 +151,15 @@ async def test_keys_ask_again_open_in_ask_and_copy(vault: Vault) -> None:
         assert "Answer 1: Venus is far away" in app.copied[-1]
 
 
-async def test_citations_open_the_note(vault: Vault) -> None:
-    _write_history(vault, 1)
+async def test_citations_are_named_and_open_the_note(vault: Vault) -> None:
+    note = vault.create_note("Mercury", "# Mercury\n\nThe closest planet.\n")
+    HistoryStore(vault).append(_turn(0, cited=[note.id, "notes/mercury.md"]))
     app = PaneHost(lambda: HistoryPane(vault))
     async with app.run_test(size=(140, 40)):
         pane = app.query_one(HistoryPane)
-        await wait_until(lambda: "notes/mercury.md" in _detail(pane))
+        # Citations are note ids or paths; the detail names them by title.
+        await wait_until(lambda: f"[Mercury](note:{note.id})" in _detail(pane))
+        assert "[Mercury](note:notes/mercury.md)" in _detail(pane)
         viewer = pane.query_one("#history-turn", Markdown)
         viewer.post_message(Markdown.LinkClicked(viewer, "note:notes/mercury.md"))
         await wait_until(lambda: any(isinstance(m, OpenNote) for m in app.received))

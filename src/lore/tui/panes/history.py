@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
+from urllib.parse import quote
 
 from rich.text import Text
 from textual import on, work
@@ -32,8 +33,12 @@ DETAIL_DELAY_S = 0.06
 NOTE_LINK_SCHEME = "note:"
 
 
-def turn_document(turn: Turn) -> str:
-    """The highlighted turn as Markdown, citations as links into the Notes pane."""
+def turn_document(turn: Turn, titles: dict[str, str] | None = None) -> str:
+    """The highlighted turn as Markdown, citations as links into the Notes pane.
+
+    `titles` names the cited notes where known; a citation is a note id or path.
+    """
+    titles = titles or {}
     parts = ["### Question", "", turn.question.strip() or "*(empty)*", ""]
     if turn.resolved_question and turn.resolved_question.strip() != turn.question.strip():
         parts += [f"*Understood as:* {turn.resolved_question.strip()}", ""]
@@ -45,7 +50,9 @@ def turn_document(turn: Turn) -> str:
     parts += [turn.answer.strip() or "*(no answer)*", ""]
     if turn.cited:
         parts += ["### Cited", ""]
-        parts += [f"- [{path}]({NOTE_LINK_SCHEME}{path})" for path in turn.cited]
+        for ref in turn.cited:
+            shown = titles.get(ref, ref).replace("[", "(").replace("]", ")")
+            parts.append(f"- [{shown}]({NOTE_LINK_SCHEME}{quote(ref)})")
     return "\n".join(parts)
 
 
@@ -243,6 +250,23 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
         meta.update(Text(f"{turn.time} · {turn_summary(turn)}\nturn {turn.id}"))
         viewer.update(turn_document(turn))
         self.query_one("#history-turn-scroll", VerticalScroll).scroll_home(animate=False)
+        if turn.cited:
+            self._name_citations(turn)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history-cited")
+    def _name_citations(self, turn: Turn) -> None:
+        index = self.vault.index
+        titles: dict[str, str] = {}
+        for ref in turn.cited:
+            found = index.lookup(id=ref) or index.lookup(path=ref)
+            if found:
+                titles[ref] = str(found[0].get("title") or ref)
+        if titles and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_cited_titles, turn, titles)
+
+    def _show_cited_titles(self, turn: Turn, titles: dict[str, str]) -> None:
+        if self._shown is not None and self._shown.id == turn.id:
+            self.query_one("#history-turn", Markdown).update(turn_document(turn, titles))
 
     @on(HistoryList.Selected, "#history-list")
     def _selected(self, event: HistoryList.Selected) -> None:

@@ -78,51 +78,50 @@ class MetricsView:
 
 def summary_table(summary: MetricsSummary, window: int | None) -> Table:
     covered = "every ask" if window is None else f"the last {window:,} asks"
-    table = Table.grid(padding=(0, 3))
-    for _ in range(4):
-        table.add_column()
+    table = Table.grid(padding=(0, 4), expand=True)
+    for _ in range(3):
+        table.add_column(ratio=1)
     estimated = summary.prompt_tokens != summary.reported_prompt_tokens
+
+    def cell(label: str, value: str, note: str = "") -> Text:
+        return Text.assemble((label + " ", "bold"), value, (note, "dim"))
+
     table.add_row(
-        Text.assemble(("Asks ", "bold"), f"{summary.asks:,}"),
-        Text.assemble(
-            ("ok ", "bold"),
-            f"{summary.ok:,}",
-            ("  cancelled ", "bold"),
-            f"{summary.cancelled:,}",
-            ("  failed ", "bold"),
-            f"{summary.errors:,}",
+        cell(
+            "Asks",
+            f"{summary.asks:,}",
+            f"  ok {summary.ok:,} · cancelled {summary.cancelled:,} · failed {summary.errors:,}",
         ),
-        Text.assemble(
-            ("Tokens in ", "bold"),
-            f"{summary.prompt_tokens:,}",
-            ("  out ", "bold"),
-            f"{summary.completion_tokens:,}",
-            (" (partly estimated)" if estimated else "", "dim"),
+        cell(
+            "Tokens",
+            f"in {summary.prompt_tokens:,} · out {summary.completion_tokens:,}",
+            "  (some estimated)" if estimated else "",
         ),
         Text(f"over {covered}", style="dim"),
     )
     table.add_row(
-        Text.assemble(
-            ("Latency ", "bold"),
-            f"p50 {format_ms(summary.latency_p50_ms)}  p95 {format_ms(summary.latency_p95_ms)}",
+        cell(
+            "Latency",
+            f"p50 {format_ms(summary.latency_p50_ms)} · p95 {format_ms(summary.latency_p95_ms)}",
         ),
-        Text.assemble(
-            ("First token ", "bold"),
-            f"p50 {format_ms(summary.first_token_p50_ms)}  "
+        cell(
+            "First token",
+            f"p50 {format_ms(summary.first_token_p50_ms)} · "
             f"p95 {format_ms(summary.first_token_p95_ms)}",
         ),
-        Text.assemble(
-            ("Tok/s ", "bold"),
+        cell(
+            "Tok/s",
             format_rate(summary.tokens_per_second),
-            ("  retrieval p50 ", "bold"),
-            format_ms(summary.retrieval_p50_ms),
+            f"  retrieval p50 {format_ms(summary.retrieval_p50_ms)}",
         ),
-        Text.assemble(
-            ("Citations ", "bold"),
-            f"{summary.citations_kept:,} kept, {summary.citations_removed:,} removed",
-            ("  asks that dropped evidence ", "bold"),
-            f"{summary.asks_with_drops:,}",
+    )
+    table.add_row(
+        cell(
+            "Citations",
+            f"{summary.citations_kept:,} kept · {summary.citations_removed:,} removed",
         ),
+        cell("Evidence dropped", f"in {summary.asks_with_drops:,} asks", "  to fit the budget"),
+        Text(""),
     )
     return table
 

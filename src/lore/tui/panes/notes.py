@@ -197,6 +197,10 @@ Changes made by other programs appear here without a restart.
     def on_mount(self) -> None:
         self.refresh_data()
 
+    def focus_default(self) -> None:
+        # The tree, so the pane's keys work at once; `/` reaches the search box.
+        self.query_one(NotesTree).focus()
+
     # -- loading -----------------------------------------------------------------------------
 
     def refresh_data(self) -> None:

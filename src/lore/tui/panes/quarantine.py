@@ -183,18 +183,27 @@ Every action is written to the audit log.
         self._update_summary()
 
     def _row(self, claim: HeldClaim, colours: dict[str, str]) -> Text:
+        width = self.query_one("#quarantine-list", OptionList).scrollable_content_region.width
+        width = max(24, width - 2) if width else 60
         mark = "●" if claim.id in self.selected else " "
-        row = Text(f"{mark} ", style="bold")
-        row.append_text(trust_badge(claim.trust, colours))
-        row.append(f" {claim.gate}", style=Style.parse(f"bold {colours.get('held', 'yellow')}"))
+        head = Text(f"{mark} ", style="bold")
+        head.append_text(trust_badge(claim.trust, colours))
+        head.append(f" {claim.gate}", style=Style.parse(f"bold {colours.get('held', 'yellow')}"))
         if claim.id in self.promote_as:
-            row.append(f" → {self.promote_as[claim.id]}", style="italic")
-        text = _one_line(claim.text)
-        if len(text) > ROW_TEXT_CHARS:
-            text = text[: ROW_TEXT_CHARS - 1] + "…"
-        row.append(f"\n  {text}")
-        row.append(f"\n  {claim.source_title or claim.source_uri}", style="dim")
-        return row
+            head.append(f" → {self.promote_as[claim.id]}", style="italic")
+        body = Text(f"  {_one_line(claim.text)[:ROW_TEXT_CHARS]}")
+        source = Text(f"  {claim.source_title or claim.source_uri}", style="dim")
+        # Three lines per claim whatever the width: each ends in … rather than wrapping.
+        for line in (head, body, source):
+            line.truncate(width, overflow="ellipsis")
+        return Text("\n").join([head, body, source])
+
+    def on_resize(self) -> None:
+        if self.held:
+            colours = self._colours()
+            options = self.query_one("#quarantine-list", OptionList)
+            for claim in self.held:
+                options.replace_option_prompt(claim.id, self._row(claim, colours))
 
     def _refresh_row(self, claim: HeldClaim) -> None:
         options = self.query_one("#quarantine-list", OptionList)
