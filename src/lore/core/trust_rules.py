@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import Field, ValidationError
 
 from lore.config import StrictModel, TrustLevel, load_yaml_file
+from lore.core.vault import Vault
 from lore.errors import ConfigError
 
 
@@ -75,3 +76,66 @@ class TrustRules:
         if parsed.scheme == "file" or not parsed.scheme:
             return self.local_files, "local file"
         return self.default, f"{parsed.scheme}: source"
+
+
+@dataclass
+class TrustChange:
+    path: str
+    title: str
+    source: str
+    old: str
+    new: str
+    why: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "path": self.path,
+            "title": self.title,
+            "source": self.source,
+            "old": self.old,
+            "new": self.new,
+            "why": self.why,
+        }
+
+
+def retier(vault: Vault, *, dry_run: bool = False, actor: str = "user") -> list[TrustChange]:
+    """Re-apply the current trust rules to every note Lore filed from a source.
+
+    Notes written by hand and notes whose trust a person set on promotion are left alone.
+    """
+    from lore.core.audit import AuditEntry, AuditLog
+
+    rules = TrustRules.load(vault.layout.trust_rules)
+    changes: list[TrustChange] = []
+    with vault.lock():
+        for note in vault.iter_notes():
+            origin = note.extra.get("origin")
+            if (
+                not isinstance(origin, dict)
+                or not origin.get("uri")
+                or note.extra.get("trust_pinned")
+            ):
+                continue
+            level, why = rules.level_for(str(origin["uri"]))
+            if level != note.trust:
+                changes.append(
+                    TrustChange(note.path, note.title, str(origin["uri"]), note.trust, level, why)
+                )
+                if not dry_run and note.writable:
+                    note.trust = level
+                    vault.save(note)
+        if not dry_run and changes:
+            AuditLog(vault).append_many(
+                [
+                    AuditEntry(
+                        change.path,
+                        change.source,
+                        "trust",
+                        "retiered",
+                        [f"{change.old} -> {change.new} ({change.why})"],
+                        actor,
+                    )
+                    for change in changes
+                ]
+            )
+    return changes

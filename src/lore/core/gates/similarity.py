@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from lore.core.gates.types import TRUST_RANK, Claim
 
 SKETCH_SIZE = 24
-# A bucket this full belongs to a word that is everywhere: it says nothing about closeness.
-MAX_BUCKET = 400
+# A bucket this full belongs to a phrase that is everywhere: it says nothing about closeness.
+MAX_BUCKET = 100
 _WORD = re.compile(r"\w+")
 _FOOTNOTE = re.compile(r"\s*\[\^\d+\]")
 STOP_WORDS = frozenset(
@@ -136,11 +136,20 @@ class SimilarityIndex:
             return
         number = len(self._entries)
         self._entries.append(_Entry(path, trust, text, words, shingles))
-        for value in words:
-            self._word_buckets.setdefault(value, []).append(number)
+        if trust == "trusted":
+            self._add_words(number)
         for value in shingles:
             self._shingle_buckets.setdefault(value, []).append(number)
         self._by_path.setdefault(path, []).append(number)
+
+    def _add_words(self, number: int) -> None:
+        # Closeness by shared words only matters next to trusted notes (the trust and
+        # contradiction checks), so only their words are bucketed; duplicates are found by
+        # shingles, which are bucketed for every claim.
+        entry = self._entries[number]
+        if entry is not None:
+            for value in entry.words:
+                self._word_buckets.setdefault(value, []).append(number)
 
     def remove_path(self, path: str) -> None:
         for number in self._by_path.pop(path, []):
@@ -150,6 +159,8 @@ class SimilarityIndex:
         for number in self._by_path.get(path, []):
             entry = self._entries[number]
             if entry is not None:
+                if trust == "trusted" and entry.trust != "trusted":
+                    self._add_words(number)
                 entry.trust = trust
 
     def nearest(self, text: str, limit: int = 5) -> list[Match]:
@@ -161,9 +172,9 @@ class SimilarityIndex:
                 if bucket and len(bucket) <= MAX_BUCKET:
                     hits.update(bucket)
         matches = []
-        for number, _ in hits.most_common(limit * 4):
+        for number, count in hits.most_common(limit * 2):
             entry = self._entries[number]
-            if entry is None:
+            if entry is None or (count < 2 and len(words) > 2):
                 continue
             matches.append(
                 Match(

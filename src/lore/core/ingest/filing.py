@@ -211,7 +211,7 @@ class Filer:
             same_source = info.origin_uri == claim.source_uri
             if same_source and info.origin_sha != claim.source_sha256:
                 continue  # an earlier version of this source: superseded, not extended
-            if TRUST_RANK[claim.trust] >= TRUST_RANK.get(info.trust, 0) or same_source:
+            if TRUST_RANK[claim.trust] >= TRUST_RANK.get(info.trust, 0):
                 return self._load(info.path)
         return None
 

@@ -123,6 +123,8 @@ def read_file(path: Path, settings: IngestSettings) -> SourceDocument:
     if len(data) > settings.max_source_bytes:
         raise SourceError(f"larger than {settings.max_source_bytes:,} bytes")
     fmt = SUFFIX_FORMATS.get(path.suffix.lower(), "text")
+    if path.name.lower().endswith((".rst.txt", ".rest.txt")):
+        fmt = "rst"  # how Sphinx publishes reST sources
     text = _decode(data, "the file")
     if fmt == "text" and re.match(r"\s*<(?:!doctype\s+html|html)\b", text, re.IGNORECASE):
         fmt = "html"
