@@ -232,3 +232,16 @@ async def test_turns_appended_by_another_process_appear_on_top(vault: Vault) -> 
         pane.post_message(VaultChanged(frozenset({"history"})))
         await wait_until(lambda: "What about Pluto?" in _rows(pane)[0])
         assert pane.total == 6
+
+
+async def test_the_palette_offers_actions_on_the_highlighted_turn(vault: Vault) -> None:
+    _write_history(vault, 2)
+    app = PaneHost(lambda: HistoryPane(vault))
+    async with app.run_test(size=(140, 40)):
+        pane = app.query_one(HistoryPane)
+        await wait_until(lambda: pane.query_one(HistoryList).highlighted_turn is not None)
+        offered = {name: run for name, _, run in pane.palette_commands()}
+        assert "Compact history now" in offered and "Export history" in offered
+        offered["Ask again: Question 1: how far is Venus from the Sun?"]()
+        await wait_until(lambda: app.received)
+        assert isinstance(app.received[0], AskQuestion) and app.received[0].submit

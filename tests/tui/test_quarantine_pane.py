@@ -233,3 +233,15 @@ async def test_an_empty_quarantine_says_so(vault: Vault) -> None:
         await pilot.press("p")
         await pilot.pause()
         assert [n.message for n in app._notifications] == ["Nothing is held."]
+
+
+async def test_the_palette_offers_the_decisions_that_apply(held: Vault) -> None:
+    app = PaneHost(lambda: QuarantinePane(held))
+    async with app.run_test(size=(150, 45)):
+        pane = await _ready(app, 3)
+        _highlight(pane, "volcanoes")
+        offered = {name: run for name, _, run in pane.palette_commands()}
+        assert "Promote everything from forum.example/thread/9" in offered
+        offered["Promote this claim"]()
+        await wait_until(lambda: len(pane.held) == 2)
+        assert "promoted" in [verdict for verdict, _ in _verdicts(held)]

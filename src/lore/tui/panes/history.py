@@ -3,6 +3,7 @@ state of the compressed memory with a key to compact now."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
@@ -382,6 +383,24 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             message = f"Nothing compacted: {report.reason}."
         self.app.call_from_thread(self.notify, message, title="Compaction", timeout=10)
         self.app.call_from_thread(self._load_memory)
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """What Ctrl+P offers while this pane is shown."""
+        commands: list[tuple[str, str, Callable[[], object]]] = []
+        turn = self.history_list.highlighted_turn
+        if turn is not None:
+            question = " ".join(turn.question.split())[:60]
+            commands += [
+                (f"Ask again: {question}", "Send this question again now", self.action_ask_again),
+                ("Open the question in Ask", "Edit it before sending", self.action_open_in_ask),
+                ("Copy the turn", "As Markdown, to the clipboard", self.action_copy),
+            ]
+        commands += [
+            ("Export history", "To a Markdown or JSONL file", self.action_export),
+            ("Compact history now", "Summarise older turns into memory", self.action_compact),
+            ("Search history", "Every question and answer", self.action_search),
+        ]
+        return commands
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         report_worker_failure(self, event.worker, event.state)

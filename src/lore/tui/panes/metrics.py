@@ -3,7 +3,9 @@ tokens per second, a per-model breakdown, sparklines over time, and the recent a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import ClassVar
 
 from rich.table import Table
@@ -336,6 +338,25 @@ New asks appear here as they are recorded, from this app or another process.
         self.notify(
             "Figures over every ask" if window is None else f"Figures over the last {window:,} asks"
         )
+        self.refresh_data()
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """What Ctrl+P offers while this pane is shown: the other windows."""
+        commands: list[tuple[str, str, Callable[[], object]]] = []
+        for index, window in enumerate(WINDOWS):
+            if index != self.window_index:
+                label = "every ask" if window is None else f"the last {window:,} asks"
+                commands.append(
+                    (
+                        f"Metrics over {label}",
+                        "Totals and percentiles",
+                        partial(self._use_window, index),
+                    )
+                )
+        return commands
+
+    def _use_window(self, index: int) -> None:
+        self.window_index = index
         self.refresh_data()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:

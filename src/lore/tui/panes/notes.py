@@ -4,6 +4,7 @@ search as you type, and keys to edit a note in $EDITOR or start a new one."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 from urllib.parse import quote
@@ -348,7 +349,8 @@ Changes made by other programs appear here without a restart.
             prompt = Text(hit.title, style="bold")
             if hit.status != "active":
                 prompt.append(f" ({hit.status})", style="dim")
-            snippet = " ".join(hit.snippet.split())
+            # Same length as the snippet, so the highlight offsets still line up.
+            snippet = "".join(" " if char.isspace() else char for char in hit.snippet)
             if snippet:
                 shown = Text("\n" + snippet[:160], style="dim")
                 for start, end in hit.highlights:
@@ -412,6 +414,17 @@ Changes made by other programs appear here without a restart.
         self._show_note(view)
         self.notify(f"Created {view.note.path}")
         self._edit(view.note.path)
+
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """What Ctrl+P offers while this pane is shown."""
+        commands: list[tuple[str, str, Callable[[], object]]] = [
+            ("New note", "Create a note and open it in $EDITOR", self.action_new_note),
+            ("Search notes", "Full-text search as you type", self.action_search),
+        ]
+        if self.current is not None:
+            title = self.current.note.title
+            commands.insert(0, (f"Edit {title}", "Open it in $EDITOR", self.action_edit))
+        return commands
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         report_worker_failure(self, event.worker, event.state)

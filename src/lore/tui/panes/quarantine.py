@@ -349,6 +349,25 @@ Every action is written to the audit log.
             return
         self.post_message(OpenNote(claim.related_path))
 
+    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+        """What Ctrl+P offers while this pane is shown: the decisions that apply now."""
+        claim = self.highlighted
+        commands: list[tuple[str, str, Callable[[], object]]] = []
+        if claim is not None:
+            many = f"the {len(self.selected)} selected claims" if self.selected else "this claim"
+            source = claim.source_title or claim.source_uri
+            commands += [
+                (f"Promote {many}", "File into the notes", self.action_promote),
+                (f"Reject {many}", "Keep a tombstone, with a reason", self.action_reject),
+                ("Edit then promote", "Change the text first", self.action_edit),
+                (f"Promote everything from {source}", "Asks first", self.action_promote_source),
+                (f"Reject everything from {source}", "Asks first", self.action_reject_source),
+            ]
+        commands.append(
+            ("Undo the last quarantine decision", "Promotion or rejection", self.action_undo)
+        )
+        return commands
+
     # -- running decisions in the core -------------------------------------------------------
 
     def _decide(
