@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from lore.core.retrieval import is_followup, resolve_followup, retrieve
+from lore.core.retrieval import (
+    POSTINGS_BUDGET,
+    affordable_terms,
+    is_followup,
+    resolve_followup,
+    retrieve,
+)
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
@@ -77,3 +83,22 @@ def test_a_follow_up_retrieves_what_the_previous_turn_was_about(sample_vault: Va
     assert found.followup
     assert found.candidates[0].title == "Jupiter"
     assert "Great Red Spot" in found.resolved_question
+
+
+def test_document_frequency_counts_titles_and_bodies(sample_vault: Vault) -> None:
+    counts = sample_vault.index.document_frequency(["Jupiter", "moons", "the", "zzyzx"])
+    assert counts["Jupiter"] > counts["zzyzx"] == 0
+    assert counts["moons"] > 5
+    assert counts["the"] == 0
+
+
+def test_common_words_are_left_out_of_the_search_when_rarer_ones_exist() -> None:
+    frequency = {"standard": 931, "type": 2650, "hierarchy": 107, "briefly": 4, "nowhere": 0}
+    own, borrowed = affordable_terms(
+        ["standard", "type", "hierarchy", "briefly", "nowhere"], ["loop"], frequency | {"loop": 5}
+    )
+    assert own == ["hierarchy", "briefly"]
+    assert borrowed == ["loop"]
+    # The rarest of the question's own words is kept however common it is.
+    assert affordable_terms(["type", "data"], [], {"type": 2650, "data": 2187}) == (["data"], [])
+    assert POSTINGS_BUDGET >= 1000

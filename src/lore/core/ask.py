@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from lore.core.memory import MemoryStore
 
 # The live window can be long; the pack only ever fits the newest few dozen turns.
-MAX_RECENT_TURNS = 64
+MAX_RECENT_TURNS = 32
 _PREVIOUS_PROBE = 8
 
 

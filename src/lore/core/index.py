@@ -367,6 +367,21 @@ class NoteIndex:
                 )
             return hits
 
+    def document_frequency(self, words: Iterable[str]) -> dict[str, int]:
+        """For each word, how many titles and bodies hold it (0 for a stopword): the number
+        of postings a search for it must score, so callers can keep a query affordable.
+        """
+        with self._search_lock:
+            reader = self._current_searcher().reader()
+            counts = {}
+            for word in words:
+                counts[word] = sum(
+                    reader.doc_frequency(field_name, token.text)
+                    for token in ANALYZER(word)
+                    for field_name in ("title", "body")
+                )
+            return counts
+
     def lookup(self, **terms: str) -> list[dict[str, Any]]:
         """Stored fields of the notes whose exact fields equal `terms` (id, path, title_key)."""
         with self._search_lock:

@@ -122,10 +122,14 @@ class PackSection:
     cap: int | None
     messages: list[ChatMessage] = field(default_factory=list)
     items: list[PackItem] = field(default_factory=list)
+    # The estimate of `messages`, kept in step by `set_messages`.
+    tokens: int = 0
 
-    @property
-    def tokens(self) -> int:
-        return sum(estimate_message_tokens(message.content) for message in self.messages)
+    def set_messages(self, messages: list[ChatMessage], tokens: int | None = None) -> None:
+        self.messages = messages
+        if tokens is None:
+            tokens = sum(estimate_message_tokens(message.content) for message in messages)
+        self.tokens = tokens
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -282,16 +286,16 @@ def build_pack(
     )
 
     instructions_section = pack.section("instructions")
-    instructions_section.messages = [ChatMessage("system", instructions)]
+    instructions_section.set_messages([ChatMessage("system", instructions)])
     instructions_section.items = [
         PackItem("instructions", "instructions", "Lore's instructions", 0, 1.0)
     ]
     instructions_section.items[0].tokens = instructions_section.tokens
     question_section = pack.section("question")
     if question.strip():
-        question_section.messages = [
-            ChatMessage("user", question_text(question, resolved, followup))
-        ]
+        question_section.set_messages(
+            [ChatMessage("user", question_text(question, resolved, followup))]
+        )
         question_section.items = [
             PackItem("question", "question", _one_line(question, 80), question_section.tokens, 1.0)
         ]
@@ -335,7 +339,6 @@ def _evidence_candidates(
                 return None
             return [text], trimmed
 
-        full_text, _ = excerpt(item.body, terms, share)
         candidates.append(
             _Candidate(
                 section="evidence",
@@ -344,7 +347,7 @@ def _evidence_candidates(
                 label=item.title,
                 value=1.0 - index / total,
                 render=render,
-                full_tokens=estimate_message_tokens(full_text),
+                full_tokens=estimate_tokens(item.body),
                 trust=item.trust,
                 evidence=item,
             )
@@ -459,7 +462,8 @@ def _fill(pack: ContextPack, queues: dict[SectionName, list[_Candidate]], budget
             return f"ask.{_setting(name)} is 0"
         used_elsewhere = pack.total_tokens - section.tokens
         limit = min(cap, budget - used_elsewhere)
-        if limit - section.tokens <= 0:
+        room = limit - section.tokens
+        if room <= 0 or (room < MIN_TRIMMED_TOKENS and candidate.full_tokens > room):
             return _full_reason(name, cap, budget - used_elsewhere)
         allowance: int | None = None
         for _attempt in range(4):
@@ -468,11 +472,17 @@ def _fill(pack: ContextPack, queues: dict[SectionName, list[_Candidate]], budget
                 break
             texts, trimmed = rendered
             trial = [*chosen[name], (candidate, texts, trimmed or allowance is not None)]
-            messages = messages_for(name, trial)
-            size = sum(estimate_message_tokens(message.content) for message in messages)
+            if name == "recent_turns":
+                # Each turn is its own pair of messages, so the section grows by exactly them.
+                added = [ChatMessage("user", texts[0]), ChatMessage("assistant", texts[1])]
+                messages = [*section.messages, *added]
+                size = section.tokens + sum(estimate_message_tokens(m.content) for m in added)
+            else:
+                messages = messages_for(name, trial)
+                size = sum(estimate_message_tokens(message.content) for message in messages)
             if size <= limit:
                 chosen[name] = trial
-                section.messages = messages
+                section.set_messages(messages, size)
                 return None
             # Shrink the item's text by what the section overshot, and try again.
             allowance = sum(estimate_tokens(text) for text in texts) - (size - limit)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from lore.core.tokens import estimate_tokens, truncate_to_tokens
 
@@ -171,6 +172,7 @@ STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A light, language-neutral suffix strip: enough to match plurals and simple tenses."""
     if len(word) > 5 and word.endswith("ies"):
@@ -182,17 +184,22 @@ def stem(word: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return [match.group(0).lower() for match in _WORD.finditer(text)]
+    return _WORD.findall(text.lower())
 
 
-def content_terms(text: str) -> list[str]:
-    """Stemmed words of `text` without stopwords or single characters, in order, unique."""
+def content_words(text: str) -> list[str]:
+    """Lowercased words of `text` without stopwords or single characters, in order, unique."""
     seen: dict[str, None] = {}
     for word in words(text):
         if word in STOPWORDS or (len(word) < 2 and word.isascii()):
             continue
-        seen.setdefault(stem(word), None)
+        seen.setdefault(word, None)
     return list(seen)
+
+
+def content_terms(text: str) -> list[str]:
+    """The stems of `content_words(text)`, in order, unique."""
+    return list(dict.fromkeys(stem(word) for word in content_words(text)))
 
 
 def term_set(text: str) -> set[str]:

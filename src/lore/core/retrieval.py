@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from lore.core.passages import content_terms, words
+from lore.core.passages import content_words, stem, words
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
@@ -63,6 +63,11 @@ _NESTED = re.compile(r"^(.*?) \(following up on: (.*)\)$", re.DOTALL)
 _SHORT_QUESTION_WORDS = 3
 _MAX_CONTEXT_CHARS = 300
 _PREVIOUS_CITED_TITLES = 3
+_MAX_CONTEXT_TERMS = 8
+# The index scores every note that holds a query word, a few microseconds each. Words held by
+# thousands of notes add little to the ranking, so the rarest words are kept until this many
+# postings; the rest still shape excerpts and answers, just not the search.
+POSTINGS_BUDGET = 1000
 
 
 @dataclass
@@ -136,10 +141,36 @@ def resolve_followup(question: str, previous: Turn | None) -> tuple[str, bool]:
 
 
 def _search_query(terms: list[str], context_terms: list[str]) -> str:
-    # The question's own words count twice as much as those borrowed from the previous turn.
-    boosted = [f"{term}^2" for term in terms]
-    borrowed = [term for term in context_terms if term not in terms]
-    return " ".join(boosted + borrowed)
+    # In a follow-up the question's own words count twice as much as borrowed ones.
+    if not context_terms:
+        return " ".join(terms)
+    return " ".join([f"{term}^2" for term in terms] + context_terms)
+
+
+def affordable_terms(
+    terms: list[str], context_terms: list[str], frequency: dict[str, int]
+) -> tuple[list[str], list[str]]:
+    """The rarest words that fit POSTINGS_BUDGET, the question's own before borrowed ones.
+
+    The rarest own word is always kept, however common. Words no note holds are left out.
+    """
+    spent = 0
+    chosen: list[set[str]] = []
+    for group in (terms, context_terms):
+        kept: set[str] = set()
+        for term in sorted(
+            (t for t in group if frequency.get(t, 0) > 0), key=frequency.__getitem__
+        ):
+            cost = frequency[term]
+            if spent + cost > POSTINGS_BUDGET and (spent or group is context_terms):
+                break
+            kept.add(term)
+            spent += cost
+        chosen.append(kept)
+    return (
+        [term for term in terms if term in chosen[0]],
+        [term for term in context_terms if term in chosen[1]],
+    )
 
 
 def _cited_titles(vault: Vault, previous: Turn) -> list[str]:
@@ -157,23 +188,32 @@ def retrieve(
     started = time.perf_counter()
     limit = top_k if top_k is not None else vault.config.ask.top_k
     resolved, followup = resolve_followup(question, previous)
-    own_terms = content_terms(question)
-    context_terms: list[str] = []
+    # The index stems words its own way, so it is given the words; passages and the offline
+    # provider match on Lore's stems.
+    own_words = content_words(question)
+    context_words: list[str] = []
     if followup and previous is not None:
-        context_terms = content_terms(previous.resolved_question or previous.question)
+        context_words = content_words(previous.resolved_question or previous.question)
         for title in _cited_titles(vault, previous):
-            context_terms.extend(content_terms(title))
-    # Terms are bare words: punctuation, quotes and field syntax from a pasted question must
-    # not turn into query operators.
-    safe = [re.sub(r"\W", "", term) for term in own_terms]
-    safe_context = [re.sub(r"\W", "", term) for term in context_terms]
-    query = _search_query([t for t in safe if t], [t for t in safe_context if t])
+            context_words.extend(content_words(title))
+    # Bare words only: punctuation, quotes and field syntax from a pasted question must not
+    # turn into query operators.
+    safe = list(dict.fromkeys(t for t in (re.sub(r"\W", "", word) for word in own_words) if t))
+    safe_context = [
+        t
+        for t in dict.fromkeys(re.sub(r"\W", "", word) for word in context_words)
+        if t and t not in safe
+    ][:_MAX_CONTEXT_TERMS]
+    if safe or safe_context:
+        frequency = vault.index.document_frequency([*safe, *safe_context])
+        safe, safe_context = affordable_terms(safe, safe_context, frequency)
+    query = _search_query(safe, safe_context)
     retrieval = Retrieval(
         question=question,
         resolved_question=resolved,
         followup=followup,
         query=query,
-        terms=list(dict.fromkeys(own_terms + context_terms)),
+        terms=list(dict.fromkeys(stem(word) for word in own_words + context_words)),
     )
     if query and limit > 0:
         hits = vault.index.search(query, limit=limit, status="active", snippets=False)

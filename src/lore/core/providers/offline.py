@@ -68,7 +68,7 @@ def _evidence_sentences(messages: list[ChatMessage]) -> list[_Sentence]:
             number = int(block.group("number"))
             for position, sentence in enumerate(split_sentences(block.group("body"))):
                 clean = _MARKUP.sub("", sentence).strip()
-                if len(words(clean)) < 3 or clean in {"…", "..."}:
+                if len(clean.split()) < 3 or clean in {"…", "..."}:
                     continue
                 if len(clean) > MAX_SENTENCE_CHARS:
                     clean = clean[:MAX_SENTENCE_CHARS].rsplit(" ", 1)[0] + " …"
