@@ -41,6 +41,7 @@ class Script:
     error: str = ""  # The message in the body of an error status.
     first_byte_delay_s: float = 0.0  # Before the response headers (a model loading).
     piece_delay_s: float = 0.0  # Between two pieces.
+    first_piece_delay_s: float = 0.0  # After the headers, before the first piece (thinking).
     stall_after: int | None = None  # Send this many pieces, then go silent.
     ping_after: int | None = None  # OpenAI only: this many pieces, then keep-alives for ever.
     drop_after: int | None = None  # Send this many pieces, then close the connection mid-body.
@@ -246,6 +247,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._chunk(b"<html>Bad Gateway</html>\n" if ollama else b"data: {oops\n\n")
                 if pieces_sent and script.piece_delay_s:
                     time.sleep(script.piece_delay_s)
+                if not pieces_sent and script.first_piece_delay_s:
+                    time.sleep(script.first_piece_delay_s)
                 pieces_sent += 1
             elif index == len(script.pieces):
                 if script.drop_after is not None or script.stall_after is not None:

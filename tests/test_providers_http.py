@@ -180,7 +180,7 @@ async def test_stalled_stream_gives_up_after_the_timeout(
     fake_server.reply(Script(stall_after=1))
     began = time.monotonic()
     with pytest.raises(StreamInterrupted, match="stalled"):
-        await gather(make(timeout_s=0.3))
+        await gather(make(stall_timeout_s=0.3))
     assert time.monotonic() - began < 2
 
 
@@ -277,3 +277,21 @@ async def test_a_web_page_instead_of_a_stream_points_at_the_base_url(
     fake_server.reply(Script(html_page=True))
     with pytest.raises(ProviderReplyInvalid, match=r"web page.*provider\.base_url"):
         await gather(make())
+
+
+async def test_a_model_may_think_longer_than_the_stall_limit_before_its_first_token(
+    make: MakeProvider, fake_server: FakeModelServer
+) -> None:
+    fake_server.reply(Script(first_piece_delay_s=0.5))
+    chunks = await gather(make(timeout_s=3.0, stall_timeout_s=0.2))
+    assert "".join(c.text for c in chunks) == "Hello, world."
+
+
+async def test_silence_after_the_headers_and_before_any_text_is_given_up(
+    make: MakeProvider, fake_server: FakeModelServer
+) -> None:
+    fake_server.reply(Script(stall_after=0))
+    began = time.monotonic()
+    with pytest.raises(ProviderError, match=r"sent nothing for 0\.3 s"):
+        await gather(make(timeout_s=0.3))
+    assert time.monotonic() - began < 2

@@ -145,4 +145,4 @@ async def test_finished_reply_without_done_marker_is_complete() -> None:
 async def test_keep_alive_comments_alone_are_a_stall(fake_server: FakeModelServer) -> None:
     fake_server.reply(Script(ping_after=1))
     with pytest.raises(StreamInterrupted, match="stalled"):
-        await collect(openai(fake_server.url, timeout_s=0.4), QUESTION)
+        await collect(openai(fake_server.url, stall_timeout_s=0.4), QUESTION)

@@ -64,6 +64,7 @@ class ProviderSettings(StrictModel):
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = Field(default=0.2, ge=0, le=2)
     timeout_s: float = Field(default=120.0, gt=0)
+    stall_timeout_s: float = Field(default=30.0, gt=0)
     connect_timeout_s: float = Field(default=5.0, gt=0)
     retries: int = Field(default=2, ge=0, le=10)
 
@@ -189,8 +190,10 @@ provider:
   # The API key is read from this environment variable, never from this file.
   api_key_env: OPENAI_API_KEY
   temperature: 0.2
-  # The longest silence allowed from the server, before the first token or between two.
+  # How long the server may take to start answering (a model loading), and how long it may
+  # then go quiet before the reply counts as stalled.
   timeout_s: 120.0
+  stall_timeout_s: 30.0
   connect_timeout_s: 5.0
   # Failed connections are retried this many times; a request the server received never is.
   retries: 2

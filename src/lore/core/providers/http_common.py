@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -85,8 +86,8 @@ class ProviderClient:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def timeout(self) -> httpx.Timeout:
-        # The read timeout is the longest silence allowed, before the first token (a model
-        # loading) or between two tokens (a stalled server).
+        # Covers the wait for the response headers; `LineReader` applies the limits on the
+        # body, before the first token (a model loading) and between tokens (a stall).
         return httpx.Timeout(self.settings.timeout_s, connect=self.settings.connect_timeout_s)
 
     def get(self) -> httpx.AsyncClient:
@@ -130,18 +131,21 @@ class StreamFailure:
             f"cannot reach {self.label} at {self.origin} (is the server running?): {_reason(exc)}"
         )
 
+    def silent(self, received_chars: int) -> ProviderError:
+        """The server stopped sending: before the reply began, or part way through it."""
+        if received_chars == 0:
+            return ProviderError(
+                f"{self.label} at {self.origin} sent nothing for {self.settings.timeout_s:g} s "
+                "and was given up (a large model may need a longer provider.timeout_s)"
+            )
+        return StreamInterrupted(
+            f"{self.label} stalled: nothing new for {stall_limit(self.settings):g} s after "
+            f"{received_chars} characters of the reply (provider.stall_timeout_s)"
+        )
+
     def during_stream(self, exc: Exception, received_chars: int) -> ProviderError:
         if isinstance(exc, httpx.ReadTimeout):
-            silence = f"{self.settings.timeout_s:g} s"
-            if received_chars == 0:
-                return ProviderError(
-                    f"{self.label} at {self.origin} sent nothing for {silence} and was given up "
-                    "(a large model may need a longer provider.timeout_s)"
-                )
-            return StreamInterrupted(
-                f"{self.label} stalled: no data for {silence} after {received_chars} characters "
-                "of the reply"
-            )
+            return self.silent(received_chars)
         if isinstance(exc, CONNECT_ERRORS):
             return self.unreachable(exc)
         if received_chars == 0:
@@ -159,6 +163,58 @@ class StreamFailure:
             f"the reply from {self.label} was cut off after {received_chars} characters "
             "(the stream ended before the server said it was done)"
         )
+
+
+def stall_limit(settings: ProviderSettings) -> float:
+    """Seconds without a new line, once text flows, before a reply counts as stalled."""
+    # Never longer than the wait for the first token: a reply under way is no slower.
+    return min(settings.stall_timeout_s, settings.timeout_s)
+
+
+class LineReader:
+    """The lines of a streaming reply, given up on when the server stops making progress.
+
+    Before the first text the server may take `timeout_s` (a model loading); once text flows,
+    `stall_timeout_s` without a new line is a stall. Blank lines and SSE comments (keep-alives)
+    prove the connection is open, not that the model is working, so they do not count.
+    """
+
+    def __init__(self, response: httpx.Response, failure: StreamFailure) -> None:
+        self._lines = response.aiter_lines()
+        self._failure = failure
+        self._settings = failure.settings
+        self.received_chars = 0
+        self._deadline = time.monotonic() + self._settings.timeout_s
+
+    def got_text(self, text: str) -> None:
+        self.received_chars += len(text)
+        self._deadline = time.monotonic() + stall_limit(self._settings)
+
+    def _limit(self) -> float:
+        if self.received_chars:
+            return stall_limit(self._settings)
+        return self._settings.timeout_s
+
+    async def next_line(self) -> str | None:
+        """The next line (blank lines included, comments not); None at the end of the body."""
+        while True:
+            remaining = self._deadline - time.monotonic()
+            if remaining <= 0:
+                raise self._failure.silent(self.received_chars)
+            try:
+                async with asyncio.timeout(remaining):
+                    line = await anext(self._lines)
+            except StopAsyncIteration:
+                return None
+            except TimeoutError:
+                raise self._failure.silent(self.received_chars) from None
+            except httpx.HTTPError as exc:
+                raise self._failure.during_stream(exc, self.received_chars) from None
+            if line.startswith(":"):
+                continue
+            if line.strip():
+                self._deadline = time.monotonic() + self._limit()
+            return line
 
 
 def _reason(exc: Exception) -> str:

@@ -17,6 +17,7 @@ import httpx
 from lore.config import ProviderSettings
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 from lore.core.providers.http_common import (
+    LineReader,
     ProviderClient,
     StreamFailure,
     error_message_of,
@@ -89,7 +90,6 @@ class OllamaProvider:
     async def _stream_reply(
         self, messages: list[ChatMessage], options: GenerationOptions | None
     ) -> AsyncIterator[Chunk]:
-        received = 0
         async with open_stream(
             self._client,
             self._failure,
@@ -97,14 +97,11 @@ class OllamaProvider:
             self.request_body(messages, options),
             on_status=self._status_error,
         ) as response:
-            lines = response.aiter_lines()
+            reader = LineReader(response, self._failure)
             while True:
-                try:
-                    line = await anext(lines)
-                except StopAsyncIteration:
-                    raise self._failure.cut_off(received) from None
-                except httpx.HTTPError as exc:
-                    raise self._failure.during_stream(exc, received) from None
+                line = await reader.next_line()
+                if line is None:
+                    raise self._failure.cut_off(reader.received_chars)
                 if not line.strip():
                     continue
                 data = parse_json_line(line, LABEL)
@@ -113,7 +110,7 @@ class OllamaProvider:
                 message = data.get("message")
                 text = message.get("content") if isinstance(message, dict) else None
                 if isinstance(text, str) and text:
-                    received += len(text)
+                    reader.got_text(text)
                     yield Chunk(text=text)
                 if data.get("done"):
                     yield Chunk(

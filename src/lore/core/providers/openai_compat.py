@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -20,6 +19,7 @@ import httpx
 from lore.config import ProviderSettings
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 from lore.core.providers.http_common import (
+    LineReader,
     ProviderClient,
     StreamFailure,
     error_message_of,
@@ -102,7 +102,6 @@ class OpenAICompatProvider:
     async def _stream_once(
         self, messages: list[ChatMessage], options: GenerationOptions | None
     ) -> AsyncIterator[Chunk]:
-        received = 0
         finished = False
         usage = Usage()
         async with open_stream(
@@ -117,14 +116,8 @@ class OpenAICompatProvider:
                 async for chunk in self._whole_reply(response):
                     yield chunk
                 return
-            events = self._events(response)
-            while True:
-                try:
-                    data = await anext(events)
-                except StopAsyncIteration:
-                    break
-                except httpx.HTTPError as exc:
-                    raise self._failure.during_stream(exc, received) from None
+            reader = LineReader(response, self._failure)
+            async for data in _events(reader):
                 if data is None:
                     yield Chunk(usage=usage, done=True)
                     return
@@ -140,49 +133,14 @@ class OpenAICompatProvider:
                     delta = choice.get("delta") or {}
                     text = delta.get("content") if isinstance(delta, dict) else None
                     if isinstance(text, str) and text:
-                        received += len(text)
+                        reader.got_text(text)
                         yield Chunk(text=text)
                     if choice.get("finish_reason"):
                         finished = True
             # The connection closed without `[DONE]`: complete only if the model had finished.
             if not finished:
-                raise self._failure.cut_off(received)
+                raise self._failure.cut_off(reader.received_chars)
             yield Chunk(usage=usage, done=True)
-
-    async def _events(self, response: httpx.Response) -> AsyncIterator[dict[str, Any] | None]:
-        """The JSON payload of each event; None for `[DONE]`. Transport errors pass through.
-
-        Keep-alive comments prove the connection is open, not that the model is working: a
-        server that sends only those for longer than the timeout has stalled all the same.
-        """
-        data_lines: list[str] = []
-        lines = response.aiter_lines()
-        last_data = time.monotonic()
-        while True:
-            try:
-                line = await anext(lines)
-            except StopAsyncIteration:
-                line = None
-            if line is None or not line.strip():
-                # A blank line ends an event (and the stream's end ends the last one).
-                if data_lines:
-                    payload = "\n".join(data_lines)
-                    data_lines = []
-                    if payload.strip() == "[DONE]":
-                        yield None
-                        return
-                    yield parse_json_line(payload, LABEL)
-                if line is None:
-                    return
-                continue
-            if line.startswith(":"):
-                if time.monotonic() - last_data > self.settings.timeout_s:
-                    raise httpx.ReadTimeout("only keep-alive comments")
-                continue
-            field, _, value = line.partition(":")
-            if field == "data":
-                last_data = time.monotonic()
-                data_lines.append(value[1:] if value.startswith(" ") else value)
 
     async def _whole_reply(self, response: httpx.Response) -> AsyncIterator[Chunk]:
         try:
@@ -211,6 +169,28 @@ class OpenAICompatProvider:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+async def _events(reader: LineReader) -> AsyncIterator[dict[str, Any] | None]:
+    """The JSON payload of each server-sent event; None for `[DONE]`."""
+    data_lines: list[str] = []
+    while True:
+        line = await reader.next_line()
+        if line is None or not line.strip():
+            # A blank line ends an event, and the end of the body ends the last one.
+            if data_lines:
+                payload = "\n".join(data_lines)
+                data_lines = []
+                if payload.strip() == "[DONE]":
+                    yield None
+                    return
+                yield parse_json_line(payload, LABEL)
+            if line is None:
+                return
+            continue
+        field, _, value = line.partition(":")
+        if field == "data":
+            data_lines.append(value[1:] if value.startswith(" ") else value)
 
 
 def _usage_of(data: dict[str, Any]) -> Usage | None:
