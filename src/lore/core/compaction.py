@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import re
 import threading
@@ -32,9 +33,9 @@ from lore.core.vault import Vault
 from lore.errors import ProviderError, VaultError
 
 _CITATION = re.compile(r" ?\[\d+(?:\s*,\s*\d+)*\]")
-_WORD = re.compile(r"\S+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _OFFLINE_DIGEST_CHARS = 280
+_CHARS_PER_TOKEN = 4
 _PROVIDER_DIGEST_CHARS = 1500
 _MIN_ENTRY_TOKENS = 24
 
@@ -99,57 +100,65 @@ class Summariser(Protocol):
 
 
 def trim_to_tokens(text: str, max_tokens: int) -> str:
-    """The longest prefix of `text`, cut at a space, whose estimate fits `max_tokens`."""
+    """The longest prefix of `text`, cut after a word, whose estimate fits `max_tokens`."""
     if max_tokens <= 0:
         return ""
     if estimate_tokens(text) <= max_tokens:
         return text
+    cut = _cut_words(text, max_tokens)
     if text.isascii():
-        return _trim_ascii(text, max_tokens)
-    # At four characters a token, nothing longer than this can fit: search only below it.
-    low, high = 0, min(len(text), max_tokens * 4)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if estimate_tokens(text[:middle] + "…") <= max_tokens:
-            low = middle
-        else:
-            high = middle - 1
-    cut = text[:low]
-    space = cut.rfind(" ")
-    if space > len(cut) // 2:
-        cut = cut[:space]
-    cut = cut.rstrip(" …")
+        # Within the word and character bounds, and "…" is the one character outside ASCII.
+        return cut + "…" if cut else ""
+    while cut and estimate_tokens(cut + "…") > max_tokens:
+        # Only text the word scan cannot see (say, spaces outside ASCII) gets here.
+        cut = cut[: cut.rfind(" ")].rstrip() if " " in cut else ""
     return cut + "…" if cut else ""
 
 
-def _trim_ascii(text: str, max_tokens: int) -> str:
-    """trim_to_tokens in one pass: for ASCII text the estimate is known word by word."""
-    # With the ellipsis the prefix must keep ceil((chars + 1) / 4) and ceil(words * 1.3)
-    # within the cap (the ellipsis is the only character outside ASCII).
-    end = 0
-    for count, match in enumerate(_WORD.finditer(text), start=1):
-        if count * 13 > max_tokens * 10 or match.end() + 1 > max_tokens * 4:
-            break
-        end = match.end()
-    cut = text[:end].rstrip(" …")
-    return cut + "…" if cut else ""
+@functools.lru_cache(maxsize=256)
+def _first_words(count: int) -> re.Pattern[str]:
+    return re.compile(r"\s*(?:\S+\s+){0," + str(count - 1) + r"}\S+")
+
+
+def _cut_words(text: str, max_tokens: int) -> str:
+    """A prefix within the word and character terms of the estimate, ellipsis included.
+
+    With the ellipsis a prefix costs at least max(ceil((chars + 1) / 4), ceil(words * 1.3)),
+    so it keeps at most `max_tokens / 1.3` words and `4 * max_tokens - 1` characters. Text
+    outside ASCII is checked by the caller.
+    """
+    words = max_tokens * 10 // 13
+    if words <= 0:
+        return ""
+    match = _first_words(words).match(text)
+    cut = match.group() if match else ""
+    limit = max_tokens * 4 - 1
+    if len(cut) > limit:
+        boundary = cut[: limit + 1]
+        cut = boundary[:limit] if boundary[-1:].isspace() else boundary[: boundary.rfind(" ")]
+    return cut.rstrip(" …")
 
 
 def turn_digest(record: dict[str, Any], limit_chars: int) -> str:
     """One line standing for a turn: its question and the lead of its answer."""
-    # Only the start of a long answer can reach the digest: never scan the rest.
-    question = " ".join(str(record.get("question") or "")[: limit_chars * 2].split())
-    answer = " ".join(str(record.get("answer") or "")[: limit_chars * 2].split())
+    # Nothing past `limit_chars` of either text can reach the digest: never scan the rest.
+    question = " ".join(_text(record, "question")[:limit_chars].split())
+    answer = " ".join(_text(record, "answer")[:limit_chars].split())
     if "[" in answer:
         answer = _CITATION.sub("", answer)
     lead = " ".join(_SENTENCE_END.split(answer, maxsplit=2)[:2])
     digest = f"Q: {question} A: {lead}" if lead else f"Q: {question}"
-    cited = [str(item) for item in record.get("cited") or []][:3]
-    if cited:
-        digest += f" (notes: {', '.join(cited)})"
+    cited = record.get("cited")
+    if cited and isinstance(cited, list) and limit_chars >= _PROVIDER_DIGEST_CHARS:
+        digest += f" (notes: {', '.join(str(item) for item in cited[:3])})"
     if len(digest) > limit_chars:
-        digest = digest[: limit_chars - 1].rsplit(" ", 1)[0].rstrip(" …") + "…"
+        digest = digest[: limit_chars - 3].rsplit(" ", 1)[0].rstrip(" .…") + "..."
     return digest
+
+
+def _text(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    return value if isinstance(value, str) else str(value or "")
 
 
 class ExtractiveSummariser:
@@ -222,7 +231,7 @@ class ProviderSummariser:
 # -- reading the live turns -----------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _LiveTurn:
     id: str
     ok: bool
@@ -247,21 +256,22 @@ def _scan_live(
             if not raw.endswith(b"\n"):
                 continue  # a torn last line: never compact past it
             try:
-                record = json.loads(raw)
+                record = json.loads(raw.decode("utf-8"))
             except (ValueError, UnicodeDecodeError):
                 continue
             if not isinstance(record, dict) or not isinstance(record.get("id"), str):
                 continue
             if covered is not None and record["id"] in covered:
                 continue
-            question = str(record.get("question") or "")
-            answer = str(record.get("answer") or "")
+            ok = record.get("status", "ok") == "ok"
             yield _LiveTurn(
                 id=record["id"],
-                ok=record.get("status", "ok") == "ok",
-                tokens=estimate_tokens(question) + estimate_tokens(answer),
+                ok=ok,
+                tokens=estimate_tokens(_text(record, "question"))
+                + estimate_tokens(_text(record, "answer")),
                 end=position,
-                digest=turn_digest(record, digest_chars),
+                # Only answered turns are summarised.
+                digest=turn_digest(record, digest_chars) if ok else "",
             )
 
 
@@ -378,7 +388,13 @@ def compact(
         )
         start, covered = store.live_start()
         use_provider = provider is not None and not dry_run
-        digest_chars = _PROVIDER_DIGEST_CHARS if use_provider else _OFFLINE_DIGEST_CHARS
+        entry_tokens = max(
+            _MIN_ENTRY_TOKENS, settings.memory_budget_tokens // settings.memory_fanout
+        )
+        # Offline, a turn gets an equal share of its entry: a longer digest would be cut.
+        share_chars = entry_tokens // settings.memory_fanout * _CHARS_PER_TOKEN + 16
+        offline_chars = max(60, min(_OFFLINE_DIGEST_CHARS, share_chars))
+        digest_chars = _PROVIDER_DIGEST_CHARS if use_provider else offline_chars
         live = list(_scan_live(vault.layout.history, start, covered, digest_chars))
         report.live_turns_before = report.live_turns_after = len(live)
         report.live_tokens_before = report.live_tokens_after = sum(t.tokens for t in live)
@@ -402,9 +418,6 @@ def compact(
             summariser = ProviderSummariser(provider)
         else:
             summariser = ExtractiveSummariser()
-        entry_tokens = max(
-            _MIN_ENTRY_TOKENS, settings.memory_budget_tokens // settings.memory_fanout
-        )
         planner = _Planner(state, summariser, entry_tokens, settings.memory_fanout)
         try:
             for first in range(0, len(to_cover), settings.memory_fanout):
