@@ -7,7 +7,13 @@ import random
 import pytest
 
 from history_helpers import assert_every_turn_accounted_for, bulk_append, configure, random_turn
-from lore.core.compaction import compact, trim_to_tokens, turn_digest
+from lore.core.compaction import (
+    compact,
+    compact_if_due,
+    compaction_due,
+    trim_to_tokens,
+    turn_digest,
+)
 from lore.core.history import HistoryStore
 from lore.core.memory import MemoryStore
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions
@@ -279,3 +285,18 @@ def test_turn_digest_is_short_and_drops_citation_marks() -> None:
     digest = turn_digest(record, 120)
     assert digest.startswith("Q: What is Mars? A: A planet. Red.")
     assert len(digest) <= 120 and "[" not in digest
+
+
+def test_compact_if_due_runs_only_past_the_threshold(vault: Vault) -> None:
+    configure(vault, threshold=60, keep=1, budget=10_000, fanout=4)
+    history = HistoryStore(vault)
+    history.append(Turn(time="x", question="short question", answer="short answer"))
+    assert not compaction_due(vault)
+    assert compact_if_due(vault) is None
+    for n in range(6):
+        history.append(Turn(time="x", question=f"question {n} " * 3, answer="an answer " * 5))
+    assert compaction_due(vault)
+    report = compact_if_due(vault)
+    assert report is not None and report.turns_covered == 6
+    assert not compaction_due(vault)
+    assert_every_turn_accounted_for(vault)

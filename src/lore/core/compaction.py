@@ -458,3 +458,42 @@ def _level_counts(entries: list[MemoryEntry]) -> dict[int, int]:
     for entry in entries:
         counts[entry.level] = counts.get(entry.level, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def compaction_due(vault: Vault) -> bool:
+    """Whether the live turns pass the threshold, reading back from the end only that far."""
+    from lore.core.history import iter_lines_backwards
+
+    threshold = vault.config.history.compact_threshold_tokens
+    store = MemoryStore(vault)
+    if store.problem:
+        return False
+    start, covered = store.live_start()
+    total = 0
+    for _, raw in iter_lines_backwards(vault.layout.history, start):
+        try:
+            record = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            continue
+        if covered is not None and record["id"] in covered:
+            continue
+        total += estimate_tokens(_text(record, "question")) + estimate_tokens(
+            _text(record, "answer")
+        )
+        if total > threshold:
+            return True
+    return False
+
+
+def compact_if_due(vault: Vault, *, provider: Provider | None = None) -> CompactionReport | None:
+    """Compact when the live history passed its threshold; None (and no lock taken) if not.
+
+    Cheap enough to call after every ask: when nothing is due it reads only the live turns
+    from the end of history.jsonl, which compaction keeps near the threshold.
+    """
+    if not compaction_due(vault):
+        return None
+    report = compact(vault, provider=provider)
+    return report if report.compacted else None
