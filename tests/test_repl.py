@@ -176,6 +176,21 @@ def test_provider_failure_is_one_line_and_the_turn_is_kept(
     assert [turn.status for turn in turns] == ["error", "ok"]
 
 
+def test_a_slow_first_token_says_what_it_is_waiting_for(
+    sample_vault: Vault, fake_server: FakeModelServer
+) -> None:
+    fake_server.reply(Script(first_piece_delay_s=1.3), Script())
+    settings = ProviderSettings(name="ollama", model="llama3", base_url=fake_server.url)
+    console, buffer = console_buffer()
+    engine = AskEngine(sample_vault, provider=make_provider(settings))
+    session = ChatSession(sample_vault, console, engine=engine)
+    session.handle(QUESTION)
+    first = buffer.getvalue()
+    assert "(waiting for ollama llama3… Ctrl-C cancels)\nHello, world." in first
+    session.handle(QUESTION)
+    assert "waiting for" not in buffer.getvalue()[len(first) :]
+
+
 def test_ctrl_c_cancels_the_answer_keeps_the_turn_and_the_session(sample_vault: Vault) -> None:
     provider = SlowProvider()
     console, buffer = console_buffer()

@@ -51,6 +51,8 @@ HISTORY_FILE_NAME = "chat_history"
 # Typed alone, these leave as /quit does: nobody means them as a question to the wiki.
 QUIT_WORDS = frozenset({"exit", "quit", ":q"})
 MAX_TITLE_COMPLETIONS = 50
+# After this long without a first token, the REPL says what it is waiting for.
+WAITING_NOTICE_S = 1.0
 
 
 def input_history_path() -> Path:
@@ -219,19 +221,33 @@ class ChatSession:
             self.internal_error(exc)
 
     async def _ask(self, question: str) -> None:
+        waiting: asyncio.TimerHandle | None = None
         try:
             async for event in self.engine.ask(question):
                 if isinstance(event, AskStarted):
                     self._started(event.pack)
+                    # A model loading can take a while: say what is being waited for.
+                    waiting = asyncio.get_running_loop().call_later(
+                        WAITING_NOTICE_S, self._waiting_notice
+                    )
                 elif isinstance(event, AnswerDelta):
+                    if waiting is not None:
+                        waiting.cancel()
+                        waiting = None
                     self._write_answer(event.text)
                 elif isinstance(event, AskFinished):
                     self._finished(event.turn, event.pack, event.citations_removed)
                 elif isinstance(event, AskFailed):
                     self.error(event.error_message)
         finally:
+            if waiting is not None:
+                waiting.cancel()
             # This loop ends with the ask; the provider's connections must not outlive it.
             await self.engine.provider.aclose()
+
+    def _waiting_notice(self) -> None:
+        provider = self.engine.provider
+        self.note(f"(waiting for {provider.name} {provider.model}… Ctrl-C cancels)")
 
     def _started(self, pack: ContextPack) -> None:
         if pack.followup and pack.resolved_question != pack.question:
