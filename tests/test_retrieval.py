@@ -102,3 +102,16 @@ def test_common_words_are_left_out_of_the_search_when_rarer_ones_exist() -> None
     # The rarest of the question's own words is kept however common it is.
     assert affordable_terms(["type", "data"], [], {"type": 2650, "data": 2187}) == (["data"], [])
     assert POSTINGS_BUDGET >= 1000
+
+
+def test_the_second_one_means_the_second_note_the_previous_answer_cited(
+    sample_vault: Vault,
+) -> None:
+    titan, europa = sample_vault.find("Titan"), sample_vault.find("Europa")
+    previous = _turn("Which moons may hide oceans?", cited=[titan.id, europa.id])
+    found = retrieve(sample_vault, "and the second one?", previous=previous)
+    assert found.followup
+    assert "the second one: Europa" in found.resolved_question
+    assert found.candidates[0].title == "Europa"
+    last = retrieve(sample_vault, "tell me more about the last one", previous=previous)
+    assert "the last one: Europa" in last.resolved_question

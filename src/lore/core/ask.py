@@ -239,7 +239,9 @@ class AskEngine:
                 failed = finish("error", exc.message)
                 yield AskFailed(failed, exc.message)
                 return
-            except (OSError, ValueError) as exc:
+            except Exception as exc:
+                # A provider should raise ProviderError; anything else still ends as an
+                # error turn and one line, never a lost turn or a traceback.
                 message = f"the provider failed: {type(exc).__name__}: {exc}"
                 failed = finish("error", message)
                 yield AskFailed(failed, message)

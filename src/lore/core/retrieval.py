@@ -64,6 +64,10 @@ _SHORT_QUESTION_WORDS = 3
 _MAX_CONTEXT_CHARS = 300
 _PREVIOUS_CITED_TITLES = 3
 _MAX_CONTEXT_TERMS = 8
+_ORDINALS = {
+    "first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4,
+    "1st": 0, "2nd": 1, "3rd": 2, "4th": 3, "5th": 4, "last": -1,
+}  # fmt: skip
 # The index scores every note that holds a query word, a few microseconds each. Words held by
 # thousands of notes add little to the ranking, so the rarest words are kept until this many
 # postings; the rest still shape excerpts and answers, just not the search.
@@ -173,6 +177,21 @@ def affordable_terms(
     )
 
 
+def _ordinal_referent(vault: Vault, question: str, previous: Turn) -> tuple[str, str] | None:
+    """("second", "Saturn") when the question says "the second one" and the previous answer
+    cited at least two notes: the notes it cited, in the order it cited them, are the list
+    the user is pointing into.
+    """
+    for word in words(question):
+        position = _ORDINALS.get(word)
+        if position is None or not previous.cited:
+            continue
+        if -len(previous.cited) <= position < len(previous.cited):
+            for fields in vault.index.lookup(id=previous.cited[position]):
+                return word, str(fields.get("title", ""))
+    return None
+
+
 def _cited_titles(vault: Vault, previous: Turn) -> list[str]:
     titles = []
     for note_id in previous.cited[:_PREVIOUS_CITED_TITLES]:
@@ -193,6 +212,11 @@ def retrieve(
     own_words = content_words(question)
     context_words: list[str] = []
     if followup and previous is not None:
+        referent = _ordinal_referent(vault, question, previous)
+        if referent is not None:
+            ordinal, title = referent
+            own_words = list(dict.fromkeys([*content_words(title), *own_words]))
+            resolved = f"{resolved[:-1]}; the {ordinal} one: {title})"
         context_words = content_words(previous.resolved_question or previous.question)
         for title in _cited_titles(vault, previous):
             context_words.extend(content_words(title))
