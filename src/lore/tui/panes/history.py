@@ -30,7 +30,7 @@ from lore.tui.widgets.history_list import HistoryList
 
 SEARCH_LIMIT = 2000
 SEARCH_DELAY_S = 0.25
-DETAIL_DELAY_S = 0.06
+DETAIL_DELAY_S = 0.15
 NOTE_LINK_SCHEME = "note:"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
@@ -16,6 +17,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -25,7 +27,17 @@ from lore.core.turns import Turn
 
 PAGE_ROWS = 200
 CACHED_PAGES = 64
+STRIP_CACHE = 1024
 _STATUS_MARK = {"ok": "·", "cancelled": "⊘", "error": "✗"}
+
+
+@dataclass(frozen=True)
+class _RowStyles:
+    base: Style
+    cursor: Style
+    muted: Style
+    failed: Style
+
 
 # Reads turns [start, stop) by position, oldest first (HistoryStore.read_range).
 PageReader = Callable[[int, int], list[Turn]]
@@ -134,6 +146,8 @@ class HistoryList(ScrollView, can_focus=True):
         self._generation = 0
         self._last_highlighted: str | None = None
         self.cursor = 0
+        self._styles: _RowStyles | None = None
+        self._strips: LRUCache[tuple[str, bool, int], Strip] = LRUCache(STRIP_CACHE)
 
     # -- what is shown -----------------------------------------------------------------------
 
@@ -239,30 +253,50 @@ class HistoryList(ScrollView, can_focus=True):
 
     # -- rendering ---------------------------------------------------------------------------
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._styles = None
+        self._strips.clear()
+
+    def _row_styles(self) -> _RowStyles:
+        # Computing a style walks the CSS; rows are drawn every frame while scrolling.
+        if self._styles is None:
+            self._styles = _RowStyles(
+                base=self.rich_style,
+                cursor=self.get_component_rich_style("history-list--cursor"),
+                muted=self.get_component_rich_style("history-list--muted", partial=True),
+                failed=self.get_component_rich_style("history-list--failed", partial=True),
+            )
+        return self._styles
+
     def render_line(self, y: int) -> Strip:
         row = self.scroll_offset.y + y
         width = self.size.width
-        base = self.rich_style
+        styles = self._row_styles()
         if row >= self.row_count:
-            return Strip.blank(width, base)
+            return Strip.blank(width, styles.base)
         turn = self.turn_at(row)
         page = row // PAGE_ROWS
         if page in self._pages:
             self._pages.move_to_end(page)
         elif self._found is None:
             self.call_later(self._request, page)
-        text = self._row_text(turn, width)
-        style = base
-        if row == self.cursor:
-            style = base + self.get_component_rich_style("history-list--cursor")
-        segments = list(text.render(self.app.console))
-        strip = Strip(segments).crop_extend(0, width, style)
-        return strip.apply_style(style) if row == self.cursor else strip
+        at_cursor = row == self.cursor
+        key = (turn.id, at_cursor, width) if turn is not None else None
+        if key is not None and key in self._strips:
+            return self._strips[key]
+        text = self._row_text(turn, width, styles)
+        style = styles.base + styles.cursor if at_cursor else styles.base
+        strip = Strip(list(text.render(self.app.console))).crop_extend(0, width, style)
+        if at_cursor:
+            strip = strip.apply_style(style)
+        if key is not None:
+            self._strips.set(key, strip)
+        return strip
 
-    def _row_text(self, turn: Turn | None, width: int) -> Text:
-        muted = self.get_component_rich_style("history-list--muted", partial=True)
+    def _row_text(self, turn: Turn | None, width: int, styles: _RowStyles) -> Text:
         if turn is None:
-            return Text("  …", style=muted)
+            return Text("  …", style=styles.muted)
         tokens = turn_tokens(turn)
         seconds = turn.timings.total_ms / 1000
         right = f"{tokens:>7,} tok {seconds:>6.1f}s"
@@ -271,11 +305,13 @@ class HistoryList(ScrollView, can_focus=True):
         room = max(4, width - len(left) - len(right) - 2)
         question = Text(" ".join(turn.question.split()))
         question.truncate(room, overflow="ellipsis", pad=True)
-        mark_style: Style = muted
-        if turn.status != "ok":
-            mark_style = self.get_component_rich_style("history-list--failed", partial=True)
+        mark_style = styles.failed if turn.status != "ok" else styles.muted
         return Text.assemble(
-            (left[:-3], muted), (f" {mark} ", mark_style), question, "  ", (right, muted)
+            (left[:-3], styles.muted),
+            (f" {mark} ", mark_style),
+            question,
+            "  ",
+            (right, styles.muted),
         )
 
     def on_resize(self, event: events.Resize) -> None:
