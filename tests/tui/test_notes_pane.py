@@ -59,6 +59,10 @@ async def test_tree_groups_notes_by_folder_and_by_tag(planets: Vault) -> None:
         planets_folder.expand()
         await pilot.pause()
         assert [str(child.label) for child in planets_folder.children] == ["Jupiter", "Mars"]
+        # Tags are listed when their branch is opened, not before.
+        assert not tags.children
+        tags.expand()
+        await pilot.pause()
         planet_tag = next(n for n in tags.children if str(n.label).startswith("#planet "))
         assert "(2)" in str(planet_tag.label)
         planet_tag.expand()

@@ -107,13 +107,12 @@ class NotesTree(Tree[TreeEntry]):
             Text.assemble("Folders ", (f"({catalog.count})", "dim")),
             data=TreeEntry("folder", ""),
         )
-        tags = self.root.add(
+        self.root.add(
             Text.assemble("Tags ", (f"({len(catalog.tags)})", "dim")),
             data=TreeEntry("tag", ""),
         )
         folders.expand()
         self._fill(folders)
-        self._fill(tags)
         self._reopen(self.root, was_open)
         if cursor is not None:
             self._move_to(cursor)
