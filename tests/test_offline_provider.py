@@ -70,3 +70,23 @@ async def test_it_streams_word_by_word_and_ends_with_a_done_chunk() -> None:
     assert len(chunks) > 3
     assert chunks[-1].done and chunks[-1].text == ""
     assert all(not chunk.done for chunk in chunks[:-1])
+
+
+async def test_sharing_one_common_word_is_not_an_answer() -> None:
+    notes = [
+        ("Neptune", "Le Verrier in France predicted Neptune from the motion of Uranus.", "trusted")
+    ]
+    reply = await collect(OfflineProvider(), _pack("What is the capital of France?", notes))
+    assert reply.text == NOTHING_RELEVANT
+
+
+async def test_headings_are_not_quoted_and_links_read_as_words() -> None:
+    notes = [
+        (
+            "Jupiter",
+            "## Great Red Spot\n\nThe [[Great Red Spot|GRS]] is a storm on [[Jupiter]] bigger than Earth.",
+            "trusted",
+        )
+    ]
+    reply = await collect(OfflineProvider(), _pack("How big is the Great Red Spot?", notes))
+    assert reply.text == "From the notes: The GRS is a storm on Jupiter bigger than Earth. [1]"

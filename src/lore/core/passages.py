@@ -197,6 +197,41 @@ def content_words(text: str) -> list[str]:
     return list(seen)
 
 
+# "How long", "how many", "how big": after "how" these words ask for a measure, they are not
+# what the question is about.
+_MEASURE_WORDS = frozenset(
+    [
+        "long",
+        "many",
+        "much",
+        "big",
+        "far",
+        "old",
+        "often",
+        "large",
+        "small",
+        "tall",
+        "heavy",
+        "hot",
+        "cold",
+        "fast",
+        "deep",
+        "wide",
+    ]
+)
+
+
+def question_words(question: str) -> list[str]:
+    """`content_words` of a question, without the measure word of "how long", "how big"…"""
+    found = words(question)
+    measures = {
+        found[index + 1]
+        for index, word in enumerate(found[:-1])
+        if word == "how" and found[index + 1] in _MEASURE_WORDS
+    }
+    return [word for word in content_words(question) if word not in measures]
+
+
 def content_terms(text: str) -> list[str]:
     """The stems of `content_words(text)`, in order, unique."""
     return list(dict.fromkeys(stem(word) for word in content_words(text)))

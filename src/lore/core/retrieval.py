@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from lore.core.passages import content_words, stem, words
+from lore.core.passages import content_words, question_words, stem, words
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
@@ -209,7 +209,7 @@ def retrieve(
     resolved, followup = resolve_followup(question, previous)
     # The index stems words its own way, so it is given the words; passages and the offline
     # provider match on Lore's stems.
-    own_words = content_words(question)
+    own_words = question_words(question)
     context_words: list[str] = []
     if followup and previous is not None:
         referent = _ordinal_referent(vault, question, previous)

@@ -14,7 +14,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from lore.core.passages import content_terms, split_sentences, stem, words
+from lore.core.passages import content_terms, question_words, split_sentences, stem, words
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 
 _BLOCK = re.compile(
@@ -27,6 +27,11 @@ _QUESTION_PREFIX = re.compile(r"^\s*Question:\s*", re.IGNORECASE)
 _RESOLVED_LINE = re.compile(r"\n\(Resolved for retrieval as: (?P<resolved>.*)\)\s*$", re.DOTALL)
 _MARKUP = re.compile(r"^[#>*\-+\s]+|[*_`]+")
 MAX_SENTENCES = 3
+# The best sentence must hold at least this share of the question's weight.
+MIN_COVERAGE = 0.5
+# Further sentences must score at least this share of the best one.
+SECONDARY_SHARE = 0.5
+_WIKI_LINK = re.compile(r"\[\[([^\]|\n]+?)(?:\|([^\]\n]+))?\]\]")
 MAX_SENTENCE_CHARS = 400
 NOTHING_RELEVANT = (
     "The vault holds nothing relevant to this question: no note matches it. "
@@ -67,6 +72,8 @@ def _evidence_sentences(messages: list[ChatMessage]) -> list[_Sentence]:
             untrusted = bool(trust and trust.group("trust") == "untrusted")
             number = int(block.group("number"))
             for position, sentence in enumerate(split_sentences(block.group("body"))):
+                if sentence.startswith("#"):
+                    continue  # a heading names a topic; it answers nothing
                 clean = _MARKUP.sub("", sentence).strip()
                 if len(clean.split()) < 3 or clean in {"…", "..."}:
                     continue
@@ -76,21 +83,34 @@ def _evidence_sentences(messages: list[ChatMessage]) -> list[_Sentence]:
     return sentences
 
 
-def _score(sentences: list[_Sentence], question_terms: list[str], context_terms: list[str]) -> None:
-    """Weight each matched term by how rare it is among the evidence sentences (IDF)."""
+def _score(
+    sentences: list[_Sentence], question_terms: list[str], context_terms: list[str]
+) -> float:
+    """Score each sentence by the rarity (IDF) of the question's words it holds, and return
+    the best share of the question's weight any one sentence covers.
+
+    A word no evidence sentence holds weighs the most, so a question about something the
+    vault lacks ("the capital of France") is not answered by a sentence that only shares
+    its commonest word.
+    """
     bags = [{stem(word) for word in words(sentence.text)} for sentence in sentences]
     total = len(sentences)
     weights: dict[str, float] = {}
     for term in {*question_terms, *context_terms}:
         frequency = sum(1 for bag in bags if term in bag)
-        if frequency:
-            weights[term] = math.log(1 + total / frequency)
+        weights[term] = math.log(1 + total / frequency) if frequency else math.log(1 + 2 * total)
+    wanted = question_terms or context_terms
+    wanted_weight = sum(weights[term] for term in wanted) or 1.0
+    best_coverage = 0.0
     for sentence, bag in zip(sentences, bags, strict=True):
-        own = sum(weights.get(term, 0.0) for term in question_terms if term in bag)
+        own = sum(weights[term] for term in question_terms if term in bag)
         borrowed = sum(
-            0.5 * weights.get(term, 0.0)
+            0.5 * weights[term]
             for term in context_terms
             if term in bag and term not in question_terms
+        )
+        best_coverage = max(
+            best_coverage, sum(weights[t] for t in wanted if t in bag) / wanted_weight
         )
         score = own + borrowed
         # Long sentences match more words by chance; an untrusted note ranks a little lower.
@@ -98,28 +118,34 @@ def _score(sentences: list[_Sentence], question_terms: list[str], context_terms:
         if sentence.untrusted:
             score *= 0.8
         sentence.score = score
+    return best_coverage
+
+
+def _readable(text: str) -> str:
+    """[[Target|label]] and [[Target]] links read as their words."""
+    return _WIKI_LINK.sub(lambda match: match.group(2) or match.group(1), text)
 
 
 def compose_answer(messages: list[ChatMessage]) -> str:
     """The extractive answer for a pack's messages."""
     question, resolved = _question(messages)
-    question_terms = content_terms(question)
+    question_terms = list(dict.fromkeys(stem(word) for word in question_words(question)))
     context_terms = content_terms(resolved) if resolved else []
     sentences = _evidence_sentences(messages)
     if not sentences or not (question_terms or context_terms):
         return NOTHING_RELEVANT
-    _score(sentences, question_terms, context_terms)
+    coverage = _score(sentences, question_terms, context_terms)
     ranked = sorted(
         (sentence for sentence in sentences if sentence.score > 0),
         key=lambda s: (-s.score, s.number, s.position),
     )
-    if not ranked:
+    if not ranked or coverage < MIN_COVERAGE:
         return NOTHING_RELEVANT
     best = ranked[0].score
     picked: list[_Sentence] = []
     seen_texts: set[str] = set()
     for sentence in ranked:
-        if len(picked) >= MAX_SENTENCES or sentence.score < best * 0.35:
+        if len(picked) >= MAX_SENTENCES or sentence.score < best * SECONDARY_SHARE:
             break
         key = sentence.text.casefold()
         if key in seen_texts:
@@ -129,7 +155,7 @@ def compose_answer(messages: list[ChatMessage]) -> str:
     picked.sort(key=lambda s: (s.number, s.position))
     parts = []
     for sentence in picked:
-        text = sentence.text
+        text = _readable(sentence.text)
         if text[-1] not in ".!?…。！？":
             text += "."
         note = " (from an unverified source)" if sentence.untrusted else ""
