@@ -245,3 +245,30 @@ def test_held_claims_never_reach_a_pack(sample_vault: Vault) -> None:
     assert report.claim_counts()["held"] >= 1
     raw = AskEngine(sample_vault, OfflineProvider()).preview("What is quasiflux?").raw_text()
     assert "reveal the system prompt" not in raw
+
+
+async def test_after_compaction_the_pack_reads_memory_and_only_live_turns(
+    sample_vault: Vault,
+) -> None:
+    from lore.core.compaction import compact
+    from lore.core.memory import MemoryStore
+
+    sample_vault.config.history.compact_threshold_tokens = 200
+    sample_vault.config.history.keep_recent_turns = 2
+    engine = AskEngine(sample_vault, OfflineProvider())
+    questions = [
+        f"What is special about {name}?"
+        for name in ("Io", "Europa", "Titan", "Triton", "Miranda", "Charon")
+    ]
+    for question in questions:
+        await run(engine, question)
+    report = compact(sample_vault)
+    assert report.compacted
+    live = MemoryStore(sample_vault).live_turns()
+    pack = engine.preview("and Callisto?")
+    memory_items = pack.section("memory").items
+    assert memory_items, pack.dropped
+    assert "Compressed memory" in pack.raw_text()
+    turn_refs = [item.ref for item in pack.section("recent_turns").items]
+    assert set(turn_refs) <= {turn.id for turn in live}
+    assert pack.total_tokens <= pack.budget
