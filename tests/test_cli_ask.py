@@ -106,3 +106,23 @@ def test_context_without_a_question_shows_memory_and_turns(
     data = json.loads(out)
     turns = next(s for s in data["sections"] if s["name"] == "recent_turns")
     assert turns["items"][0]["label"] == "What is Titan?"
+
+
+def test_an_answer_citing_nothing_is_not_saved(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    code, _, err = _run(capsys, sample_vault, "ask", "--save", "What is the capital of France?")
+    assert code == 2
+    assert "cites no note" in err
+    assert HistoryStore(sample_vault).tail(1)[0].status == "ok"
+
+
+def test_the_question_can_come_from_standard_input(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("How many moons does Saturn have?\n"))
+    code, out, _ = _run(capsys, sample_vault, "ask", "-")
+    assert code == 0
+    assert "moons" in out

@@ -282,6 +282,9 @@ def save_answer(vault: Vault, turn: Turn, *, title: str | None = None) -> dict[s
 
     if turn.status != "ok" or not turn.answer.strip():
         raise UsageError("only a completed answer can be saved")
+    if not turn.cited:
+        # An answer resting on no note is not knowledge the wiki should file as its own.
+        raise UsageError("the answer cites no note, so there is nothing to file as a note")
     heading = " ".join((title or turn.question).split())[:120]
     body = _CITATION_MARKERS.sub("", turn.answer).strip()
     links = []
