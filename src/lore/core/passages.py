@@ -21,155 +21,18 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n+")
 _LONG_PARAGRAPH_CHARS = 700
 GAP = "\n…\n"
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "tell",
-        "show",
-        "give",
-        "explain",
-        "describe",
-        "please",
-        "know",
-        "one",
-        "also",
-        "us",
-        "let",
-        "say",
-        "said",
-        "many",
-        "much",
-        "may",
-        "might",
-        "must",
-        "shall",
-    ]
-)
+# Kept as text so the list reads as prose; split once at import.
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its itself
+    just me more most my myself no nor not now of off on once only or other our ours ourselves out
+    over own same she should so some such than that the their theirs them themselves then there
+    these they this those through to too under until up very was we were what when where which
+    while who whom why will with would you your yours yourself yourselves tell show give explain
+    describe please know one also us let say said many much may might must shall
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @lru_cache(maxsize=65_536)
@@ -199,26 +62,8 @@ def content_words(text: str) -> list[str]:
 
 # "How long", "how many", "how big": after "how" these words ask for a measure, they are not
 # what the question is about.
-_MEASURE_WORDS = frozenset(
-    [
-        "long",
-        "many",
-        "much",
-        "big",
-        "far",
-        "old",
-        "often",
-        "large",
-        "small",
-        "tall",
-        "heavy",
-        "hot",
-        "cold",
-        "fast",
-        "deep",
-        "wide",
-    ]
-)
+_MEASURE_TEXT = "long many much big far old often large small tall heavy hot cold fast deep wide"
+_MEASURE_WORDS = frozenset(_MEASURE_TEXT.split())
 
 
 def question_words(question: str) -> list[str]:
@@ -235,10 +80,6 @@ def question_words(question: str) -> list[str]:
 def content_terms(text: str) -> list[str]:
     """The stems of `content_words(text)`, in order, unique."""
     return list(dict.fromkeys(stem(word) for word in content_words(text)))
-
-
-def term_set(text: str) -> set[str]:
-    return {stem(word) for word in words(text) if word not in STOPWORDS}
 
 
 def split_sentences(text: str) -> list[str]:

@@ -20,45 +20,10 @@ _FOLLOWUP_OPENERS = (
     "and", "but", "so", "also", "then", "what about", "how about", "why", "how come",
     "same", "more", "else", "again", "ok", "okay",
 )  # fmt: skip
-_ANAPHORA = frozenset(
-    [
-        "it",
-        "its",
-        "it's",
-        "itself",
-        "that",
-        "this",
-        "those",
-        "these",
-        "they",
-        "them",
-        "their",
-        "theirs",
-        "he",
-        "she",
-        "him",
-        "her",
-        "his",
-        "hers",
-        "one",
-        "ones",
-        "former",
-        "latter",
-        "above",
-        "previous",
-        "last",
-        "first",
-        "second",
-        "third",
-        "fourth",
-        "fifth",
-        "other",
-        "another",
-        "there",
-        "same",
-        "such",
-    ]
-)
+_ANAPHORA_TEXT = """it its it's itself that this those these they them their theirs he she him her his
+    hers one ones former latter above previous last first second third fourth fifth other
+    another there same such"""
+_ANAPHORA = frozenset(_ANAPHORA_TEXT.split())
 _NESTED = re.compile(r"^(.*?) \(following up on: (.*)\)$", re.DOTALL)
 _SHORT_QUESTION_WORDS = 3
 _MAX_CONTEXT_CHARS = 300
