@@ -123,3 +123,15 @@ def test_percentile_is_nearest_rank() -> None:
     assert percentile([7.0], 0.95) == 7.0
     assert percentile([float(n) for n in range(1, 101)], 0.95) == 95.0
     assert summarise([]).to_dict()["asks"] == 0
+
+
+def test_a_record_with_figures_that_are_not_numbers_is_skipped(vault: Vault) -> None:
+    store = MetricsStore(vault)
+    record(store, finished_turn(1, total_ms=300))
+    with open(vault.layout.metrics, "ab") as handle:
+        handle.write(
+            b'{"turn_id": "tbad", "time": "x", "total_ms": "slow", "prompt_tokens": [1]}\n'
+        )
+    summary = store.summary()
+    assert summary.asks == 1 and summary.latency_p50_ms == 300
+    assert store.summary(last=5).asks == 1

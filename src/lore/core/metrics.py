@@ -74,6 +74,66 @@ class MetricRecord(BaseModel):
         return tokens / seconds if seconds > 0 and tokens > 0 else None
 
 
+class _Figures:
+    """The fields of a record the summary reads, built from a raw line without validation.
+
+    Summing a long metrics file through pydantic costs seconds; this costs a dict lookup per
+    field. Lines whose figures are not numbers are skipped, as garbage lines are.
+    """
+
+    __slots__ = (
+        "citations_kept",
+        "citations_removed",
+        "completion_tokens",
+        "dropped",
+        "estimated_completion_tokens",
+        "estimated_prompt_tokens",
+        "evidence_count",
+        "first_token_ms",
+        "model",
+        "prompt_tokens",
+        "provider",
+        "retrieval_ms",
+        "status",
+        "total_ms",
+    )
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.provider = str(raw.get("provider") or "")
+        self.model = str(raw.get("model") or "")
+        self.status = raw.get("status", "ok")
+        self.estimated_prompt_tokens = _number(raw.get("estimated_prompt_tokens", 0))
+        self.estimated_completion_tokens = _number(raw.get("estimated_completion_tokens", 0))
+        self.prompt_tokens = _optional(raw.get("prompt_tokens"))
+        self.completion_tokens = _optional(raw.get("completion_tokens"))
+        self.retrieval_ms = float(_number(raw.get("retrieval_ms", 0.0)))
+        self.first_token_ms = _optional(raw.get("first_token_ms"))
+        self.total_ms = float(_number(raw.get("total_ms", 0.0)))
+        self.evidence_count = _number(raw.get("evidence_count", 0))
+        self.dropped = raw.get("dropped") or []
+        self.citations_kept = _number(raw.get("citations_kept", 0))
+        self.citations_removed = _number(raw.get("citations_removed", 0))
+
+    model_label = MetricRecord.model_label
+    prompt_tokens_best = MetricRecord.prompt_tokens_best
+    completion_tokens_best = MetricRecord.completion_tokens_best
+    generation_ms = MetricRecord.generation_ms
+    tokens_per_second = MetricRecord.tokens_per_second
+
+
+_NUMBER_TYPES = (int, float)
+
+
+def _number(value: Any) -> Any:
+    if type(value) not in _NUMBER_TYPES:
+        raise ValueError("not a number")
+    return value
+
+
+def _optional(value: Any) -> Any:
+    return None if value is None else _number(value)
+
+
 def percentile(values: list[float], fraction: float) -> float | None:
     """Nearest-rank percentile of `values` (None for no values)."""
     if not values:
@@ -114,6 +174,7 @@ class MetricsSummary:
 
 
 def summarise(records: Iterable[MetricRecord], *, by_model: bool = True) -> MetricsSummary:
+    """Totals and percentiles over `records` (MetricRecord, or the light form of one)."""
     items = list(records)
     summary = MetricsSummary(asks=len(items))
     latencies: list[float] = []
@@ -161,9 +222,15 @@ def summarise(records: Iterable[MetricRecord], *, by_model: bool = True) -> Metr
         groups: dict[str, list[MetricRecord]] = {}
         for record in items:
             groups.setdefault(record.model_label, []).append(record)
-        summary.by_model = {
-            label: summarise(group, by_model=False) for label, group in sorted(groups.items())
-        }
+        if len(groups) == 1:
+            # One model: its figures are the totals; no second pass over a long file.
+            [label] = groups
+            alone = MetricsSummary(**{**summary.__dict__, "by_model": {}})
+            summary.by_model = {label: alone}
+        else:
+            summary.by_model = {
+                label: summarise(group, by_model=False) for label, group in sorted(groups.items())
+            }
     return summary
 
 
@@ -220,8 +287,18 @@ class MetricsStore:
 
     def summary(self, last: int | None = None) -> MetricsSummary:
         """Figures over the last `last` asks, or over every ask recorded."""
-        records = self.tail(last) if last is not None else self.iter_records()
-        return summarise(records)
+        if last is not None:
+            return summarise(self.tail(last))
+        return summarise(self._iter_figures())  # type: ignore[arg-type]
+
+    def _iter_figures(self) -> Iterable[_Figures]:
+        for raw in iter_records(self.path):
+            if not isinstance(raw.get("turn_id"), str):
+                continue
+            try:
+                yield _Figures(raw)
+            except (ValueError, TypeError):
+                continue
 
 
 def _decode_one(raw: dict[str, Any]) -> MetricRecord | None:
