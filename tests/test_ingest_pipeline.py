@@ -225,3 +225,14 @@ def test_the_model_reviewer_fails_closed_and_can_hold_what_heuristics_miss(vault
         reasons["review"].startswith("model review failed closed")
         or "addresses the AI" in reasons["review"]
     )
+
+
+def test_batch_writes_replace_every_file_and_leave_no_temporary_files(tmp_path: Path) -> None:
+    from lore.core.storage import atomic_write_many
+
+    files = [(tmp_path / "a" / f"{n}.md", f"note {n}".encode()) for n in range(6)]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "0.md").write_text("old", encoding="utf-8")
+    atomic_write_many(files)
+    assert [path.read_bytes() for path, _ in files] == [data for _, data in files]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [f"{n}.md" for n in range(6)]

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from lore.core.gates.llm import AsyncRunner, ReplyRejected, ask_structured, fence
-from lore.core.gates.sanitise import INSTRUCTION
+from lore.core.gates.sanitise import find_instructions
 from lore.core.gates.types import Claim
 from lore.core.providers.base import ChatMessage, Provider
 
@@ -29,12 +29,12 @@ _ROLEPLAY = (
     r"|play\s+that\s+character|evil\s+twin|answer\s+(?:\w+\s+){0,4}as\s+the)"
 )
 _STRONG = [
-    ("role-play", r"\bdo\s+anything\s+now\b|\bas\s+DAN\b|\bDAN\s+has\b|\bjailbr(?:eak|oken)\b"),
+    ("role-play", r"\bdo\s+anything\s+now\b|\bas\s+dan\b|\bdan\s+has\b|\bjailbr(?:eak|oken)\b"),
     (
         "override",
         r"(?:above|previous|earlier|prior|all|these)\s+(?:\w+\s+)?(?:rules|restrictions|instructions|guidelines)"
         r"\s+(?:no\s+longer\s+apply|are\s+(?:now\s+)?(?:lifted|void|suspended|disabled|removed))"
-        r"|developer\s+mode\s+(?:is\s+)?(?:enabled|on|activated)"
+        r"|developer\s+mode\s+(?:enabled|on|activated)\b"
         r"|safety\s+(?:filters?|checks?)\s+(?:are\s+|is\s+)?(?:now\s+)?(?:off|disabled)"
         r"|guidelines\s+have\s+been\s+(?:updated|changed)|override\s+code"
         r"|restrictions\s+(?:are|have\s+been)\s+lifted|exempt\s+from\s+(?:review|quarantine|checks)"
@@ -65,18 +65,21 @@ _STRONG = [
     ),
     (
         "tool-call syntax",
-        r"</?tool_call>|</?function(?:=|>)|\"(?:function_call|tool_calls?)\"\s*:|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>"
-        r"|\[/?INST\]|<</?SYS>>|\{\s*\"name\"\s*:\s*\"\w+\"\s*,\s*\"arguments\"\s*:",
+        r"</?tool_call>|<function=[\w.-]+>|\"(?:function_call|tool_calls?)\"\s*:|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>"
+        r"|\[/?inst\]|<</?sys>>|\{\s*\"name\"\s*:\s*\"\w+\"\s*,\s*\"arguments\"\s*:",
     ),
 ]
-_STRONG_PATTERNS = [(label, re.compile(pattern, re.IGNORECASE)) for label, pattern in _STRONG]
-_ROLEPLAY_PATTERN = re.compile(_ROLEPLAY, re.IGNORECASE)
-_AI_PATTERN = re.compile(_AI, re.IGNORECASE)
+# Patterns are written in lower case and matched against lower-cased text, which is much
+# faster than IGNORECASE.
+_STRONG_PATTERNS = [(label, re.compile(pattern)) for label, pattern in _STRONG]
+_ROLEPLAY_PATTERN = re.compile(_ROLEPLAY)
+_AI_PATTERN = re.compile(_AI)
 
 
 def heuristic_reasons(text: str) -> list[str]:
     """Why `text` looks aimed at the AI that will read it; empty when it does not."""
     reasons = []
+    text = text.lower()
     for label, pattern in _STRONG_PATTERNS:
         match = pattern.search(text)
         if match:
@@ -84,9 +87,10 @@ def heuristic_reasons(text: str) -> list[str]:
     roleplay = _ROLEPLAY_PATTERN.search(text)
     if roleplay and _AI_PATTERN.search(text):
         reasons.append(f"role-play aimed at an AI: {roleplay.group(0)!r}")
-    instruction = INSTRUCTION.search(text)
+    instruction = find_instructions(text)
     if instruction:
-        reasons.append(f"instruction aimed at an AI: {instruction.group(0)[:60]!r}")
+        start, end = instruction[0]
+        reasons.append(f"instruction aimed at an AI: {text[start:end][:60]!r}")
     return reasons
 
 

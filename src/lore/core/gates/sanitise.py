@@ -37,6 +37,8 @@ _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){20,}(?![0-9A-Za-z])")
 _ESCAPES = re.compile(r"(?:\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}){6,}")
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2}){8,}")
 _ENTITIES = re.compile(r"(?:&#(?:x[0-9A-Fa-f]+|\d+);){6,}")
+# Escapes that spell out words (not bytes of a binary example or a non-Latin string).
+_SPELLED_WORDS = re.compile(r"[A-Za-z]{2,}[\s,.;:]+[A-Za-z]{2,}")
 _WORD_WITH_NON_ASCII = re.compile(r"\w*[^\x00-\x7f]\w*")
 # Cyrillic and Greek letters that look like Latin ones.
 _CONFUSABLE = set("аеорсухіјѕԁһԛԝвкмнтАВЕКМНОРСТХІЈЅοαιυνκρτΑΒΕΖΗΙΚΜΝΟΡΤΥΧ")
@@ -102,6 +104,17 @@ _INSTRUCTION_PATTERNS = [
     r"\bnon\s+dire\s+nulla\s+all['’]utente",
 ]
 INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS), re.IGNORECASE)
+# The same patterns without IGNORECASE, for text already lower-cased: several times faster.
+_INSTRUCTION_LOWER = re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS))
+
+
+def find_instructions(text: str) -> list[tuple[int, int]]:
+    """Spans of instructions aimed at an AI in `text`."""
+    lowered = text.lower()
+    pattern = _INSTRUCTION_LOWER if len(lowered) == len(text) else INSTRUCTION
+    subject = lowered if pattern is _INSTRUCTION_LOWER else text
+    return [match.span() for match in pattern.finditer(subject)]
+
 
 _ALLOWED_JOINER_NEIGHBOURS = re.compile("[^\\w\\s]|[^\\x00-\\u024f]")
 
@@ -174,12 +187,14 @@ def _encoded(text: str) -> Iterator[Flag]:
                 decoded_text = decode(match.group(0))
             except (UnicodeError, ValueError):
                 continue
-            if sum(ch.isalpha() for ch in decoded_text) >= 4:
+            if _SPELLED_WORDS.search(decoded_text):
                 shown = _preview(decoded_text)
                 yield Flag("encoded", f"{label} that spell out text: {shown!r}", *match.span())
 
 
 def _homoglyphs(text: str) -> Iterator[Flag]:
+    if text.isascii():
+        return
     for match in _WORD_WITH_NON_ASCII.finditer(text):
         word = match.group(0)
         if not any(ch in _CONFUSABLE for ch in word):
@@ -222,16 +237,29 @@ def _single_chars(pattern: re.Pattern[str], text: str, kind: str, label: str) ->
         yield Flag(kind, f"{label} {code}", index, index + 1)
 
 
+def is_code_block(text: str) -> bool:
+    """A fenced block, or one whose every line is indented (a reST or Markdown literal block)."""
+    stripped = text.lstrip("\n")
+    if stripped.startswith(("```", "~~~")):
+        return True
+    lines = [line for line in stripped.split("\n") if line.strip()]
+    return bool(lines) and all(line.startswith(("   ", "\t")) for line in lines)
+
+
 def scan(text: str) -> list[Flag]:
     """Every suspicious thing in `text`, in order of position."""
     flags: list[Flag] = []
     flags.extend(_single_chars(_INVISIBLE, text, "zero-width", "invisible character"))
     flags.extend(_single_chars(_BIDI, text, "bidi", "bidirectional override"))
     flags.extend(_single_chars(_CONTROL, text, "control", "control character"))
-    for match in _HTML_COMMENT.finditer(text):
-        flags.append(Flag("html-comment", "HTML comment hidden from readers", *match.span()))
-    for match in _HIDDEN_STYLE.finditer(text):
-        flags.append(Flag("hidden-style", "markup that hides its text from readers", *match.span()))
+    # Markup in a code block is shown to the reader as it is, so nothing in it is hidden.
+    if not is_code_block(text):
+        for match in _HTML_COMMENT.finditer(text):
+            flags.append(Flag("html-comment", "HTML comment hidden from readers", *match.span()))
+        for match in _HIDDEN_STYLE.finditer(text):
+            flags.append(
+                Flag("hidden-style", "markup that hides its text from readers", *match.span())
+            )
     flags.extend(_encoded(text))
     flags.extend(_homoglyphs(text))
     flags.extend(_exfiltration_links(text))

@@ -9,12 +9,17 @@ with every note. When both sets are smaller than k the estimate is the exact Jac
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lore.core.gates.types import TRUST_RANK, Claim
 
-SKETCH_SIZE = 24
+SKETCH_SIZE = 16
+# Only the smallest few hashes of a claim key its buckets: claims similar enough to matter
+# share most of them, and the buckets stay small enough for a 100,000-claim vault.
+BUCKET_KEYS = 8
 # A bucket this full belongs to a phrase that is everywhere: it says nothing about closeness.
 MAX_BUCKET = 100
 _WORD = re.compile(r"\w+")
@@ -90,7 +95,7 @@ def sketches(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return _sketch(content), _sketch(shingles)
 
 
-def estimate(a: tuple[int, ...], b: tuple[int, ...]) -> float:
+def estimate(a: Sequence[int], b: Sequence[int]) -> float:
     """Bottom-k estimate of the Jaccard index of the two sets the sketches came from."""
     if not a or not b:
         return 0.0
@@ -104,9 +109,10 @@ def estimate(a: tuple[int, ...], b: tuple[int, ...]) -> float:
 class _Entry:
     path: str
     trust: str
+    # Kept only for trusted claims, the ones a held claim is shown beside.
     text: str
-    words: tuple[int, ...]
-    shingles: tuple[int, ...]
+    words: array[int]
+    shingles: array[int]
 
 
 @dataclass
@@ -135,10 +141,18 @@ class SimilarityIndex:
         if not words and not shingles:
             return
         number = len(self._entries)
-        self._entries.append(_Entry(path, trust, text, words, shingles))
+        self._entries.append(
+            _Entry(
+                path,
+                trust,
+                text if trust == "trusted" else "",
+                array("q", words),
+                array("q", shingles),
+            )
+        )
         if trust == "trusted":
             self._add_words(number)
-        for value in shingles:
+        for value in shingles[:BUCKET_KEYS]:
             self._shingle_buckets.setdefault(value, []).append(number)
         self._by_path.setdefault(path, []).append(number)
 
@@ -148,7 +162,7 @@ class SimilarityIndex:
         # shingles, which are bucketed for every claim.
         entry = self._entries[number]
         if entry is not None:
-            for value in entry.words:
+            for value in entry.words[:BUCKET_KEYS]:
                 self._word_buckets.setdefault(value, []).append(number)
 
     def remove_path(self, path: str) -> None:
@@ -167,7 +181,7 @@ class SimilarityIndex:
         words, shingles = sketches(text)
         hits: Counter[int] = Counter()
         for buckets, values in ((self._word_buckets, words), (self._shingle_buckets, shingles)):
-            for value in values:
+            for value in values[:BUCKET_KEYS]:
                 bucket = buckets.get(value)
                 if bucket and len(bucket) <= MAX_BUCKET:
                     hits.update(bucket)

@@ -79,7 +79,8 @@ class Extractor:
         for paragraph in piece.paragraphs:
             for text in split_long(paragraph, self.max_claim_chars):
                 if text.strip():
-                    texts.append((piece.section, text.strip()))
+                    # Leading spaces stay: they mark a literal block, shown as it is.
+                    texts.append((piece.section, text.strip("\n").rstrip()))
         return texts
 
     def _with_model(

@@ -18,7 +18,7 @@ from lore.core.gates.similarity import SimilarityIndex
 from lore.core.gates.types import TRUST_RANK, Claim
 from lore.core.notes import Note, Source, new_note_id, render_note, utc_now
 from lore.core.slug import slugify, unique_name
-from lore.core.storage import atomic_write_text
+from lore.core.storage import atomic_write_many
 from lore.core.vault import Vault
 
 _FOOTNOTE_DEF = re.compile(r"^\[\^src\d+\]:")
@@ -122,6 +122,10 @@ class Filer:
     catalog: Catalog
     pending: dict[str, Note] = field(default_factory=dict)
     before: dict[str, str | None] = field(default_factory=dict)
+    # Paragraphs to add per note, and notes whose footnotes changed: bodies are rebuilt once
+    # at flush, not once per claim.
+    appended: dict[str, list[str]] = field(default_factory=dict)
+    touched: set[str] = field(default_factory=set)
 
     # -- reading and staging -----------------------------------------------------------------
 
@@ -169,11 +173,9 @@ class Filer:
         return len(note.sources)
 
     @staticmethod
-    def _rewrite_body(note: Note, new_paragraph: str | None) -> None:
+    def _rewrite_body(note: Note, new_paragraphs: list[str]) -> None:
         lines = [line for line in note.body.rstrip().split("\n") if not _FOOTNOTE_DEF.match(line)]
-        body = "\n".join(lines).rstrip()
-        if new_paragraph:
-            body = f"{body}\n\n{new_paragraph}" if body else new_paragraph
+        body = "\n\n".join(part for part in ["\n".join(lines).strip(), *new_paragraphs] if part)
         definitions = [
             f"[^src{number}]: {source.title or source.uri} <{source.uri}>"
             for number, source in enumerate(note.sources, 1)
@@ -196,8 +198,8 @@ class Filer:
         joined = bool(info and info.origin_uri != claim.source_uri)
         number = self._source_number(note, claim)
         separator = "\n" if "\n" in claim.text else " "
-        self._rewrite_body(note, f"{claim.text}{separator}[^src{number}]")
-        note.updated = utc_now()
+        self.appended.setdefault(note.path, []).append(f"{claim.text}{separator}[^src{number}]")
+        self.touched.add(note.path)
         self.catalog.index.add(claim.text, note.path, note.trust)
         return note.path, joined
 
@@ -228,8 +230,7 @@ class Filer:
         before = len(note.sources)
         self._source_number(note, claim)
         if len(note.sources) != before:
-            self._rewrite_body(note, None)
-            note.updated = utc_now()
+            self.touched.add(path)
         return path
 
     def supersede(self, uri: str, new_sha: str) -> list[str]:
@@ -259,11 +260,18 @@ class Filer:
 
     def flush(self, *, write: bool = True) -> list[NoteChange]:
         changes = []
+        now = utc_now()
         for path, note in self.pending.items():
-            text = render_note(note)
-            if write:
-                atomic_write_text(self.vault.resolve_inside(path), text)
-            changes.append(NoteChange(path, self.before.get(path), text))
+            if path in self.touched:
+                self._rewrite_body(note, self.appended.get(path, []))
+                note.updated = now
+            changes.append(NoteChange(path, self.before.get(path), render_note(note)))
+        if write and changes:
+            atomic_write_many(
+                [(self.vault.resolve_inside(c.path), c.after.encode("utf-8")) for c in changes]
+            )
         self.pending.clear()
         self.before.clear()
+        self.appended.clear()
+        self.touched.clear()
         return changes
