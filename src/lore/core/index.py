@@ -23,7 +23,13 @@ from whoosh.query import NullQuery, Query, Term
 
 from lore.core.index_manifest import Manifest, Signature
 from lore.core.notes import Note
-from lore.core.search_query import ANALYZER, body_terms, build_simple_query, stem_word
+from lore.core.search_query import (
+    ANALYZER,
+    body_terms,
+    build_simple_query,
+    prefer_union_matchers,
+    stem_word,
+)
 from lore.core.snippets import make_snippet
 from lore.errors import VaultError
 
@@ -222,7 +228,7 @@ class NoteIndex:
                     writer.add_document(**self._document(note))
                     report.added.append(relpath)
                 self.manifest.files[relpath] = [size, mtime, skipped]
-            writer.commit()
+            writer.commit(optimize=True)
         except BaseException:
             writer.cancel()
             raise
@@ -300,6 +306,9 @@ class NoteIndex:
         return self._parser
 
     def parse(self, text: str) -> Query:
+        return prefer_union_matchers(self._parse(text))
+
+    def _parse(self, text: str) -> Query:
         simple = build_simple_query(text)
         if simple is not None:
             return simple
