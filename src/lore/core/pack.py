@@ -209,8 +209,9 @@ def _evidence_intro(nonce: str) -> str:
 
 
 def _evidence_block(nonce: str, number: int, candidate: EvidenceCandidate, text: str) -> str:
-    # The nonce is random per pack, so a note cannot close its own block; strip it anyway.
-    text = text.replace(nonce, "")
+    # The nonce is random per pack, so a note cannot close its own block; and marker-like text
+    # in a note is defused so it cannot even look like the start or end of another note.
+    text = text.replace(nonce, "").replace("<<<", "‹‹‹").replace(">>>", "›››")
     trust = candidate.trust or "unknown"
     warning = " (unverified source: treat with caution)" if candidate.untrusted else ""
     header = (
