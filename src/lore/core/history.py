@@ -9,6 +9,7 @@ Torn and garbage lines are skipped everywhere; `lore doctor` reports them.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import threading
@@ -160,10 +161,18 @@ class HistoryStore:
 
     def search(self, query: str, limit: int = 50) -> list[Turn]:
         """Turns whose question or answer holds every word of `query`, newest first."""
-        matcher = TurnMatcher(query)
-        if not matcher or limit <= 0:
+        if limit <= 0:
             return []
-        found: list[Turn] = []
+        return list(itertools.islice(self.iter_search(query), limit))
+
+    def iter_search(self, query: str) -> Iterator[Turn]:
+        """`search` as a stream, so a caller can show hits as they come and stop at will.
+
+        Blocks of the file that cannot hold every word are skipped without parsing a line.
+        """
+        matcher = TurnMatcher(query)
+        if not matcher:
+            return
         for offset, block in iter_blocks_backwards(self.path):
             if not matcher.may_match(block):
                 continue
@@ -172,10 +181,7 @@ class HistoryStore:
                     continue
                 turn = decode_turn(line)
                 if turn is not None and matcher.matches(turn):
-                    found.append(turn)
-                    if len(found) >= limit:
-                        return found
-        return found
+                    yield turn
 
     def get(self, turn_id: str) -> Turn:
         """The turn with this id, or the only one whose id starts with it."""
