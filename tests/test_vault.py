@@ -246,3 +246,18 @@ def test_grievable_data_and_derived_state_are_apart(vault: Vault) -> None:
     assert all(path.is_relative_to(layout.state) for path in derived)
     kept = [layout.notes, layout.history, layout.audit, layout.quarantine, layout.raw, layout.trash]
     assert not any(path.is_relative_to(layout.state) for path in kept)
+
+
+@pytest.mark.parametrize(
+    "title", ["C++", "A", "it", 'The "Best" Moon', "Io (moon)", "2001: A Space"]
+)
+def test_rename_and_remove_find_links_to_titles_search_cannot_index(
+    vault: Vault, title: str
+) -> None:
+    vault.create_note(title, "x")
+    linker = vault.create_note("Linker", f"see [[{title}]] and [[{title}|that]]")
+    assert vault.backlinks(title) == [linker.path]
+    result = vault.rename_note(title, "Renamed")
+    assert result.relinked == {linker.path: 2}
+    assert vault.find("Linker").body.strip() == "see [[Renamed]] and [[Renamed|that]]"
+    assert vault.remove_note("Renamed").linked_from == [linker.path]

@@ -19,12 +19,13 @@ from typing import Any
 from whoosh import index as whoosh_index
 from whoosh import qparser, scoring
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
-from whoosh.query import NullQuery, Query, Term
+from whoosh.query import And, NullQuery, Query, Term
 
 from lore.core.index_manifest import Manifest, Signature
 from lore.core.notes import Note
 from lore.core.search_query import (
     ANALYZER,
+    analyse,
     body_terms,
     build_simple_query,
     prefer_union_matchers,
@@ -390,6 +391,21 @@ class NoteIndex:
                     for field_name in ("title", "body")
                 )
             return counts
+
+    def paths_mentioning(self, text: str) -> list[str] | None:
+        """Paths of the notes whose body holds every indexed word of `text`, in any order.
+
+        None when `text` has no indexed word at all (`C++`, `A`): then any note may mention it.
+        """
+        terms = analyse(text)
+        if not terms:
+            return None
+        query = And([Term("body", term) for term in terms])
+        with self._search_lock:
+            searcher = self._current_searcher()
+            return [
+                searcher.stored_fields(docnum)["path"] for docnum in searcher.docs_for_query(query)
+            ]
 
     def lookup(self, **terms: str) -> list[dict[str, Any]]:
         """Stored fields of the notes whose exact fields equal `terms` (id, path, title_key)."""

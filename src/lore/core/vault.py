@@ -326,10 +326,12 @@ class Vault:
     def backlinks(self, title: str) -> list[str]:
         """Paths of notes whose body links to `title`."""
         key = link_key(title)
-        candidates = self.index.search(f'"{title}"', limit=10_000, snippets=False)
+        candidates = self.index.paths_mentioning(title)
+        if candidates is None:
+            candidates = sorted(self.index.indexed_paths())
         linking = []
-        for hit in candidates:
-            note, _ = self.load_note(hit.path)
+        for relpath in candidates:
+            note, _ = self.load_note(relpath)
             if note and any(link_key(target) == key for target in link_targets(note.body)):
                 linking.append(note.path)
         return sorted(set(linking))
