@@ -14,6 +14,9 @@ from lore.core.memory import MemoryStore
 from lore.core.metrics import MetricsStore
 from lore.core.turns import Turn, TurnTimings, TurnUsage
 from lore.core.vault import Vault
+from servers import FakeModelServer, Script, fake_server
+
+__all__ = ["fake_server"]
 
 
 def run(vault: Vault, *args: str) -> int:
@@ -204,3 +207,46 @@ def test_a_real_ask_shows_up_in_history_and_metrics(sample_vault: Vault, capsys)
     assert turn["question"] == "What are the moons of Mars?" and turn["status"] == "ok"
     assert main(["--vault", str(sample_vault.root), "metrics", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["asks"] == 1
+
+
+def point_at(vault: Vault, server: FakeModelServer, **history: int) -> None:
+    lines = [
+        "provider:",
+        "  name: ollama",
+        "  model: llama3",
+        f"  base_url: {server.url}",
+        "  retries: 0",
+        "history:",
+        *[f"  {key}: {value}" for key, value in history.items()],
+    ]
+    (vault.root / "lore.yaml").write_text("\n".join(lines) + "\n")
+
+
+def test_compact_with_a_model_server_writes_its_summaries(
+    vault: Vault, fake_server: FakeModelServer, capsys
+) -> None:
+    rng = random.Random(8)
+    bulk_append(vault, [random_turn(rng, n) for n in range(10)])
+    point_at(vault, fake_server, compact_threshold_tokens=50, keep_recent_turns=2, memory_fanout=4)
+    fake_server.reply(*[Script(pieces=["Talk ", f"summary {n}."]) for n in range(2)])
+    assert run(vault, "compact") == 0
+    entries = MemoryStore(vault).levels()[1]
+    assert [entry.text for entry in entries] == [f"Talk summary {n}." for n in range(2)]
+    assert [len(entry.covers) for entry in entries] == [4, 4]
+    request = fake_server.chat_requests[0].body
+    assert request["options"]["num_ctx"] >= request["options"]["num_predict"]
+    assert "Past turns" in request["messages"][1]["content"]
+
+
+def test_compact_with_a_failing_server_is_one_line_and_changes_nothing(
+    vault: Vault, fake_server: FakeModelServer, capsys
+) -> None:
+    rng = random.Random(9)
+    bulk_append(vault, [random_turn(rng, n) for n in range(10)])
+    point_at(vault, fake_server, compact_threshold_tokens=50, keep_recent_turns=2)
+    fake_server.reply(Script(status=500, error="model crashed"))
+    assert run(vault, "compact") == 1
+    err = capsys.readouterr().err
+    assert err.startswith("lore: ") and len(err.strip().splitlines()) == 1
+    assert MemoryStore(vault).watermark is None
+    assert not (vault.layout.memory / "memory.json").exists()

@@ -199,11 +199,20 @@ class ProviderSummariser:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
+        self._used = False
 
     def close(self) -> None:
+        if self._used:
+            # The provider opened its HTTP client in this loop: close it here, not leaked.
+            with contextlib.suppress(Exception):
+                self._run(self.provider.aclose())
+        # Finish the streams' async generators in their own loop, so none is left half-closed.
+        with contextlib.suppress(Exception):
+            self._run(self._loop.shutdown_asyncgens())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=5)
-        self._loop.close()
+        if not self._loop.is_running():
+            self._loop.close()
 
     def summarise_turns(self, digests: list[str], max_tokens: int) -> str:
         return self._ask("Past turns, oldest first:\n" + "\n".join(digests), max_tokens)
@@ -217,7 +226,12 @@ class ProviderSummariser:
             ChatMessage("system", self.SYSTEM),
             ChatMessage("user", f"{material}\n\nSummarise the above in at most {words} words."),
         ]
-        options = GenerationOptions(temperature=0.0, max_tokens=max_tokens)
+        prompt_tokens = sum(estimate_tokens(message.content) + 4 for message in messages)
+        # The whole request must fit the server's window, or it truncates it silently.
+        options = GenerationOptions(
+            temperature=0.0, max_tokens=max_tokens, context_tokens=prompt_tokens + max_tokens + 64
+        )
+        self._used = True
         reply = self._run(collect(self.provider, messages, options))
         text = reply.text.strip()
         if not text:
