@@ -245,3 +245,19 @@ async def test_the_palette_offers_the_decisions_that_apply(held: Vault) -> None:
         offered["Promote this claim"]()
         await wait_until(lambda: len(pane.held) == 2)
         assert "promoted" in [verdict for verdict, _ in _verdicts(held)]
+
+
+async def test_badges_follow_a_theme_switch(held: Vault) -> None:
+    app = PaneHost(lambda: QuarantinePane(held))
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = await _ready(app, 3)
+        options = pane.query_one("#quarantine-list", OptionList)
+
+        def badge_colour() -> str:
+            prompt = options.get_option_at_index(0).prompt
+            return str(next(span.style for span in prompt.spans if "reverse" in str(span.style)))
+
+        before = badge_colour()
+        app.theme = "gruvbox" if app.theme != "gruvbox" else "nord"
+        await pilot.pause()
+        await wait_until(lambda: badge_colour() != before, message="badge kept the old colour")

@@ -141,7 +141,13 @@ Every action is written to the audit log.
             yield QuarantineDetail()
 
     def on_mount(self) -> None:
+        # Badges take their colours from the theme, so a theme switch redraws them.
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self.refresh_data()
+
+    def _theme_changed(self, _theme: object) -> None:
+        if self._loaded:
+            self._show(self.held)
 
     def focus_default(self) -> None:
         self.query_one("#quarantine-list", OptionList).focus()
