@@ -245,3 +245,19 @@ async def test_the_palette_offers_actions_on_the_highlighted_turn(vault: Vault) 
         offered["Ask again: Question 1: how far is Venus from the Sun?"]()
         await wait_until(lambda: app.received)
         assert isinstance(app.received[0], AskQuestion) and app.received[0].submit
+
+
+async def test_garbage_and_torn_lines_do_not_break_the_list(vault: Vault) -> None:
+    _write_history(vault, 3)
+    with open(vault.layout.history, "a", encoding="utf-8") as handle:
+        handle.write("this line is not JSON at all\n")
+        handle.write(json.dumps(_turn(3).to_record()) + "\n")
+        handle.write('{"id": "t-torn", "question": "cut off mid-wri')
+    app = PaneHost(lambda: HistoryPane(vault))
+    async with app.run_test(size=(140, 40)):
+        pane = app.query_one(HistoryPane)
+        history = pane.query_one(HistoryList)
+        await wait_until(lambda: history.row_count > 0 and "Question 3" in _rows(pane)[0])
+        shown = "\n".join(_rows(pane))
+        assert all(f"Question {n}:" in shown for n in range(4))
+        assert "cut off" not in shown
