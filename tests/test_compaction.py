@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import threading
 
 import pytest
 
@@ -299,4 +300,48 @@ def test_compact_if_due_runs_only_past_the_threshold(vault: Vault) -> None:
     report = compact_if_due(vault)
     assert report is not None and report.turns_covered == 6
     assert not compaction_due(vault)
+    assert_every_turn_accounted_for(vault)
+
+
+class BusyProvider(ScriptedProvider):
+    """While it 'thinks', the user asks again and maybe another compaction runs."""
+
+    def __init__(self, vault: Vault, compact_meanwhile: bool) -> None:
+        super().__init__()
+        self.vault = vault
+        self.compact_meanwhile = compact_meanwhile
+
+    async def stream(self, messages: list[ChatMessage], options: GenerationOptions | None = None):
+        if not self.calls:
+            # Another thread of this process records an ask: it needs the vault lock.
+            recorder = threading.Thread(
+                target=HistoryStore(self.vault).append,
+                args=(Turn(time="x", question="asked meanwhile"),),
+                daemon=True,
+            )
+            recorder.start()
+            recorder.join(timeout=10)
+            assert not recorder.is_alive(), "the ask could not be recorded during compaction"
+            if self.compact_meanwhile:
+                compact(self.vault)
+        async for chunk in super().stream(messages, options):
+            yield chunk
+
+
+def test_a_slow_model_does_not_hold_the_vault_lock(vault: Vault) -> None:
+    configure(vault, threshold=10, keep=0, budget=10_000, fanout=8)
+    HistoryStore(vault).append(Turn(time="x", question="question", answer="answer " * 10))
+    report = compact(vault, provider=BusyProvider(vault, compact_meanwhile=False))
+    assert report.compacted
+    live = MemoryStore(vault).live_turns()
+    assert [turn.question for turn in live] == ["asked meanwhile"]
+    assert_every_turn_accounted_for(vault)
+
+
+def test_a_compaction_that_lost_the_race_writes_nothing(vault: Vault) -> None:
+    configure(vault, threshold=10, keep=0, budget=10_000, fanout=8)
+    HistoryStore(vault).append(Turn(time="x", question="question", answer="answer " * 10))
+    report = compact(vault, provider=BusyProvider(vault, compact_meanwhile=True))
+    assert not report.compacted
+    assert "another compaction" in report.reason
     assert_every_turn_accounted_for(vault)

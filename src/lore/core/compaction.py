@@ -381,90 +381,111 @@ def compact(
 
     With a provider, the model writes the summaries (a dry run never calls it); without one
     they are extractive. A provider that fails leaves the archive as it was.
+
+    Offline compaction holds the vault lock throughout; it takes well under a second for a
+    usual backlog. A model may take minutes, and asks must still be recorded meanwhile, so
+    then the plan is made without the lock and saved under it only if no other compaction
+    changed the archive in between.
     """
-    settings = vault.config.history
-    store = MemoryStore(vault)
     if not dry_run:
         vault.ensure_writable()
-    holding = vault.lock() if not dry_run else contextlib.nullcontext()
-    with holding:
+    store = MemoryStore(vault)
+    if provider is not None and not dry_run:
         state = store.state()
-        if store.problem:
-            raise VaultError(f"{store.problem}; compaction refused so the archive is not lost")
-        report = CompactionReport(
-            dry_run=dry_run,
-            compacted=False,
-            reason="",
-            threshold_tokens=settings.compact_threshold_tokens,
-            watermark_before=state.watermark,
-            watermark_after=state.watermark,
-            memory_tokens_before=store.frontier_tokens(),
-        )
-        start, covered = store.live_start()
-        use_provider = provider is not None and not dry_run
-        entry_tokens = max(
-            _MIN_ENTRY_TOKENS, settings.memory_budget_tokens // settings.memory_fanout
-        )
-        # Offline, a turn gets an equal share of its entry: a longer digest would be cut.
-        share_chars = entry_tokens // settings.memory_fanout * _CHARS_PER_TOKEN + 16
-        offline_chars = max(60, min(_OFFLINE_DIGEST_CHARS, share_chars))
-        digest_chars = _PROVIDER_DIGEST_CHARS if use_provider else offline_chars
-        live = list(_scan_live(vault.layout.history, start, covered, digest_chars))
-        report.live_turns_before = report.live_turns_after = len(live)
-        report.live_tokens_before = report.live_tokens_after = sum(t.tokens for t in live)
-        report.memory_tokens_after = report.memory_tokens_before
-        report.levels = _level_counts(state.entries)
-        if report.live_tokens_before <= settings.compact_threshold_tokens:
-            report.reason = (
-                f"live history is {report.live_tokens_before:,} of "
-                f"{settings.compact_threshold_tokens:,} tokens, under the threshold"
-            )
+        report, new_state = _plan(vault, store, state, provider, dry_run=False)
+        if new_state is None:
             return report
-        keep = settings.keep_recent_turns
-        to_cover = live[: max(0, len(live) - keep)]
-        if not to_cover:
-            report.reason = f"only the {len(live)} most recent turns are live; they are kept"
-            return report
-
-        summariser: Summariser
-        if use_provider:
-            assert provider is not None
-            summariser = ProviderSummariser(provider)
-        else:
-            summariser = ExtractiveSummariser()
-        planner = _Planner(state, summariser, entry_tokens, settings.memory_fanout)
-        try:
-            for first in range(0, len(to_cover), settings.memory_fanout):
-                planner.cover_turns(to_cover[first : first + settings.memory_fanout])
-            planner.roll_up(settings.memory_budget_tokens)
-        finally:
-            if isinstance(summariser, ProviderSummariser):
-                summariser.close()
-
-        last = to_cover[-1]
-        new_state = MemoryState(
-            watermark=last.id,
-            watermark_offset=last.end,
-            updated=planner.now,
-            entries=planner.entries,
-        )
-        kept = live[len(to_cover) :]
-        report.compacted = True
-        report.turns_covered = len(to_cover)
-        report.watermark_after = last.id
-        report.entries_written = planner.written
-        report.live_turns_after = len(kept)
-        report.live_tokens_after = sum(t.tokens for t in kept)
-        report.memory_tokens_after = sum(e.tokens for e in frontier_of(planner.entries))
-        report.levels = _level_counts(planner.entries)
-        verb = "would cover" if dry_run else "covered"
-        report.reason = (
-            f"{verb} {len(to_cover):,} turns in {len(planner.written):,} memory entries; "
-            f"{len(kept)} recent turns stay live"
-        )
-        if not dry_run:
+        with vault.lock():
+            if _fingerprint(MemoryStore(vault).state()) != _fingerprint(state):
+                report.compacted = False
+                report.reason = "another compaction changed the archive first; nothing was written"
+                return report
             store.save(new_state)
         return report
+    with vault.lock() if not dry_run else contextlib.nullcontext():
+        report, new_state = _plan(vault, store, store.state(), None, dry_run=dry_run)
+        if new_state is not None and not dry_run:
+            store.save(new_state)
+        return report
+
+
+def _fingerprint(state: MemoryState) -> tuple[object, ...]:
+    return (state.watermark, state.watermark_offset, len(state.entries), state.updated)
+
+
+def _plan(
+    vault: Vault,
+    store: MemoryStore,
+    state: MemoryState,
+    provider: Provider | None,
+    *,
+    dry_run: bool,
+) -> tuple[CompactionReport, MemoryState | None]:
+    """The report, and the archive to save (None when there is nothing to compact)."""
+    settings = vault.config.history
+    if store.problem:
+        raise VaultError(f"{store.problem}; compaction refused so the archive is not lost")
+    report = CompactionReport(
+        dry_run=dry_run,
+        compacted=False,
+        reason="",
+        threshold_tokens=settings.compact_threshold_tokens,
+        watermark_before=state.watermark,
+        watermark_after=state.watermark,
+        memory_tokens_before=sum(entry.tokens for entry in frontier_of(state.entries)),
+    )
+    start, covered = store.live_start()
+    entry_tokens = max(_MIN_ENTRY_TOKENS, settings.memory_budget_tokens // settings.memory_fanout)
+    # Offline, a turn gets an equal share of its entry: a longer digest would be cut.
+    share_chars = entry_tokens // settings.memory_fanout * _CHARS_PER_TOKEN + 16
+    offline_chars = max(60, min(_OFFLINE_DIGEST_CHARS, share_chars))
+    digest_chars = _PROVIDER_DIGEST_CHARS if provider is not None else offline_chars
+    live = list(_scan_live(vault.layout.history, start, covered, digest_chars))
+    report.live_turns_before = report.live_turns_after = len(live)
+    report.live_tokens_before = report.live_tokens_after = sum(t.tokens for t in live)
+    report.memory_tokens_after = report.memory_tokens_before
+    report.levels = _level_counts(state.entries)
+    if report.live_tokens_before <= settings.compact_threshold_tokens:
+        report.reason = (
+            f"live history is {report.live_tokens_before:,} of "
+            f"{settings.compact_threshold_tokens:,} tokens, under the threshold"
+        )
+        return report, None
+    to_cover = live[: max(0, len(live) - settings.keep_recent_turns)]
+    if not to_cover:
+        report.reason = f"only the {len(live)} most recent turns are live; they are kept"
+        return report, None
+
+    summariser: Summariser
+    summariser = ProviderSummariser(provider) if provider is not None else ExtractiveSummariser()
+    planner = _Planner(state, summariser, entry_tokens, settings.memory_fanout)
+    try:
+        for first in range(0, len(to_cover), settings.memory_fanout):
+            planner.cover_turns(to_cover[first : first + settings.memory_fanout])
+        planner.roll_up(settings.memory_budget_tokens)
+    finally:
+        if isinstance(summariser, ProviderSummariser):
+            summariser.close()
+
+    last = to_cover[-1]
+    kept = live[len(to_cover) :]
+    report.compacted = True
+    report.turns_covered = len(to_cover)
+    report.watermark_after = last.id
+    report.entries_written = planner.written
+    report.live_turns_after = len(kept)
+    report.live_tokens_after = sum(t.tokens for t in kept)
+    report.memory_tokens_after = sum(e.tokens for e in frontier_of(planner.entries))
+    report.levels = _level_counts(planner.entries)
+    verb = "would cover" if dry_run else "covered"
+    report.reason = (
+        f"{verb} {len(to_cover):,} turns in {len(planner.written):,} memory entries; "
+        f"{len(kept)} recent turns stay live"
+    )
+    new_state = MemoryState(
+        watermark=last.id, watermark_offset=last.end, updated=planner.now, entries=planner.entries
+    )
+    return report, new_state
 
 
 def _level_counts(entries: list[MemoryEntry]) -> dict[int, int]:
