@@ -246,8 +246,30 @@ def is_code_block(text: str) -> bool:
     return bool(lines) and all(line.startswith(("   ", "\t")) for line in lines)
 
 
+# Anything any detector below could flag contains one of these; most prose contains none,
+# and then only the instruction patterns need to run.
+_SUSPECT = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u180e\U000e0000-\U000e007f"
+    "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+    r"|<!--|<!\[|<[a-z][^>]*?(?:style|hidden)|[A-Za-z0-9+/_-]{40}|\\u[0-9A-Fa-f]{4}"
+    r"|\\x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}|&#|\]\(|\]:|<img|trust|quarantin|gates_passed"
+    r"|reviewed_by|review_status|admitted",
+    re.IGNORECASE,
+)
+
+
 def scan(text: str) -> list[Flag]:
     """Every suspicious thing in `text`, in order of position."""
+    if text.isascii() and not _SUSPECT.search(text):
+        return [
+            Flag(
+                "instruction",
+                f"instruction aimed at an AI: {_preview(text[start:end])!r}",
+                start,
+                end,
+            )
+            for start, end in find_instructions(text)
+        ]
     flags: list[Flag] = []
     flags.extend(_single_chars(_INVISIBLE, text, "zero-width", "invisible character"))
     flags.extend(_single_chars(_BIDI, text, "bidi", "bidirectional override"))
