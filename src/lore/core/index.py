@@ -166,17 +166,23 @@ class NoteIndex:
             return self.rebuild(stats)
 
     def _diff(self, stats: list[FileStat]) -> ReconcileReport:
+        """What changed on disk since the manifest was written: runs on every open, so lean."""
         report = ReconcileReport()
-        on_disk = set()
+        known_files = self.manifest.files
+        pending: dict[str, tuple[int, int]] = {}
         for relpath, size, mtime in stats:
-            on_disk.add(relpath)
-            known = self.manifest.files.get(relpath)
+            known = known_files.get(relpath)
             if known is None:
                 report.added.append(relpath)
-            elif known[0] != size or known[1] != mtime:
+            elif known[0] == size and known[1] == mtime:
+                continue
+            else:
                 report.changed.append(relpath)
-        report.removed = [path for path in self.manifest.files if path not in on_disk]
-        self._pending_stats = {relpath: (size, mtime) for relpath, size, mtime in stats}
+            pending[relpath] = (size, mtime)
+        if len(known_files) > len(stats) - len(report.added):
+            on_disk = {relpath for relpath, _, _ in stats}
+            report.removed = [path for path in known_files if path not in on_disk]
+        self._pending_stats = pending
         return report
 
     def _apply(self, report: ReconcileReport) -> ReconcileReport:

@@ -20,9 +20,15 @@ Span = tuple[int, int]
 
 
 @lru_cache(maxsize=512)
-def _candidate_pattern(prefixes: frozenset[str]) -> re.Pattern[str]:
+def _candidate_pattern(prefixes: frozenset[str], ignore_case: bool) -> re.Pattern[str]:
     alternatives = "|".join(sorted(re.escape(prefix) for prefix in prefixes))
-    return re.compile(rf"\b(?:{alternatives})\w*", re.IGNORECASE)
+    return re.compile(rf"\b(?:{alternatives})\w*", re.IGNORECASE if ignore_case else 0)
+
+
+def _prefix(term: str) -> str:
+    # The stemmer only rewrites endings (a final y or e at most), so all but a term's last
+    # letter, up to three, begin every word that indexes as it.
+    return term[: max(1, min(3, len(term) - 1))]
 
 
 def find_matches(
@@ -31,10 +37,16 @@ def find_matches(
     """(start, end, term) of every word in the first SCAN_CHARS of `body` that indexes as a term."""
     if not terms:
         return []
-    prefixes = frozenset(term[:2].lower() for term in terms if term)
+    prefixes = frozenset(_prefix(term) for term in terms if term)
+    scanned = body[:SCAN_CHARS]
+    lowered = scanned.lower()
+    # Lowercasing first is faster than a case-blind pattern, unless it changed the length
+    # (a few letters such as İ lower to two characters) and so the offsets.
+    same_offsets = len(lowered) == len(scanned)
+    pattern = _candidate_pattern(prefixes, not same_offsets)
     matches = []
-    for match in _candidate_pattern(prefixes).finditer(body, 0, SCAN_CHARS):
-        word = match.group(0).lower()
+    for match in pattern.finditer(lowered if same_offsets else scanned):
+        word = match.group(0) if same_offsets else match.group(0).lower()
         term = word if word in terms else stem(word)
         if term in terms:
             matches.append((match.start(), match.end(), term))
