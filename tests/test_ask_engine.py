@@ -272,3 +272,11 @@ async def test_after_compaction_the_pack_reads_memory_and_only_live_turns(
     turn_refs = [item.ref for item in pack.section("recent_turns").items]
     assert set(turn_refs) <= {turn.id for turn in live}
     assert pack.total_tokens <= pack.budget
+
+
+async def test_an_empty_reply_is_an_error_turn(sample_vault: Vault) -> None:
+    events = await run(AskEngine(sample_vault, ScriptedProvider(["  ", "\n"])), "What is Io?")
+    failed = events[-1]
+    assert isinstance(failed, AskFailed)
+    assert "empty answer" in failed.error_message
+    assert HistoryStore(sample_vault).tail(1)[0].status == "error"

@@ -246,6 +246,11 @@ class AskEngine:
                 failed = finish("error", message)
                 yield AskFailed(failed, message)
                 return
+            if not "".join(parts).strip():
+                message = f"{provider.name} sent back an empty answer; nothing to show"
+                failed = finish("error", message)
+                yield AskFailed(failed, message)
+                return
             done = finish("ok")
             yield AskFinished(done, prepared.pack, citations[1])
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
