@@ -321,24 +321,26 @@ def ingest(
         progress(IngestEvent("planned", len(planned)))
     if not dry_run:
         vault.ensure_writable()
-    with vault.lock():
-        session = IngestSession(
-            vault, trust=trust, dry_run=dry_run, provider=provider, read_url_with=read_url_with
-        )
-        try:
-            for label, what in planned:
-                try:
-                    document = session.read(what)
+    session = IngestSession(
+        vault, trust=trust, dry_run=dry_run, provider=provider, read_url_with=read_url_with
+    )
+    try:
+        for label, what in planned:
+            try:
+                # Reading (a slow URL, a big file) happens outside the lock; the lock is held
+                # per source, so other Lore processes can write between sources.
+                document = session.read(what)
+                with vault.lock():
                     outcome = session.ingest_document(label, document, None)
-                except SourceError as exc:
-                    outcome = SourceOutcome(label, "failed", reasons=[exc.reason])
-                report.sources.append(outcome)
-                if progress:
-                    progress(IngestEvent("done", len(planned), len(report.sources), outcome))
-        finally:
-            session.close()
-            if not dry_run:
-                vault.reconcile()
+            except SourceError as exc:
+                outcome = SourceOutcome(label, "failed", reasons=[exc.reason])
+            report.sources.append(outcome)
+            if progress:
+                progress(IngestEvent("done", len(planned), len(report.sources), outcome))
+    finally:
+        session.close()
+        if not dry_run:
+            vault.reconcile()
     report.elapsed_s = time.perf_counter() - started
     return report
 
