@@ -92,9 +92,18 @@ def test_memory_is_summarised_again_when_it_outgrows_its_budget(vault: Vault) ->
     assert store.frontier_tokens() <= 200
     assert report.memory_tokens_after == store.frontier_tokens()
     # The pack's order: the broadest, oldest summary first.
+    everything = store.ranked(token_limit=10**9)
+    assert everything[0].level == max(levels)
+    assert sorted(e.id for e in everything) == sorted(e.id for e in store.entries())
+    # By default only what a pack could take: the frontier, then detail up to 4 memory caps.
     ranked = store.ranked()
-    assert ranked[0].level == max(levels)
-    assert len(ranked) == len(store.entries())
+    frontier = store.frontier()
+    head = ranked[: len(frontier)]
+    assert {e.id for e in head} == {e.id for e in frontier}
+    assert [e.level for e in head] == sorted((e.level for e in head), reverse=True)
+    cap = 4 * vault.config.ask.memory_tokens
+    assert sum(e.tokens for e in ranked) <= max(cap, store.frontier_tokens())
+    assert len(ranked) < len(everything)
     assert_every_turn_accounted_for(vault)
 
 

@@ -87,6 +87,7 @@ class MemoryStore:
         self._state = MemoryState()
         self._stamp: _Stamp | None = None
         self._guard = threading.Lock()
+        self._ranked: tuple[MemoryState, int, list[MemoryEntry]] | None = None
 
     # -- the state ---------------------------------------------------------------------------
 
@@ -154,20 +155,27 @@ class MemoryStore:
     def frontier_tokens(self) -> int:
         return sum(entry.tokens for entry in self.frontier())
 
-    def ranked(self) -> list[MemoryEntry]:
-        """Every entry in the order a pack should take them while its budget lasts.
+    def ranked(self, token_limit: int | None = None) -> list[MemoryEntry]:
+        """The entries in the order a pack should take them while its budget lasts.
 
-        First the frontier, highest level first (the broadest summary of the oldest past),
-        then, level by level downwards, the finer entries under it, newest first.
+        First the whole frontier, highest level first (the broadest summary of the oldest
+        past), then, level by level downwards, the finer entries under it, newest first.
+        Finer entries stop once the list holds `token_limit` tokens (default: four times
+        the pack's memory cap): past that no pack could take them, and they only repeat in
+        detail what the frontier already says. The order is computed once per archive.
         """
-        entries = self.state().entries
+        state = self.state()
+        limit = token_limit if token_limit is not None else 4 * self.vault.config.ask.memory_tokens
+        cached = self._ranked
+        if cached is not None and cached[0] is state and cached[1] == limit:
+            return list(cached[2])
+        entries = state.entries
         by_id = {entry.id: entry for entry in entries}
-        ranked: list[MemoryEntry] = []
-        layer = _highest_then_newest(frontier_of(entries))
-        seen: set[str] = set()
-        while layer:
-            ranked.extend(layer)
-            seen.update(entry.id for entry in layer)
+        ranked = _highest_then_newest(frontier_of(entries))
+        total = sum(entry.tokens for entry in ranked)
+        seen = {entry.id for entry in ranked}
+        layer = ranked
+        while layer and total < limit:
             children = [
                 by_id[child]
                 for entry in layer
@@ -175,8 +183,16 @@ class MemoryStore:
                 for child in entry.covers
                 if child in by_id and child not in seen
             ]
-            layer = _highest_then_newest(children)
-        return ranked
+            layer = []
+            for child in _highest_then_newest(children):
+                if total + child.tokens > limit:
+                    break
+                layer.append(child)
+                total += child.tokens
+            ranked.extend(layer)
+            seen.update(entry.id for entry in layer)
+        self._ranked = (state, limit, ranked)
+        return list(ranked)
 
     # -- the live window ---------------------------------------------------------------------
 
