@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from pane_harness import PaneHost, wait_until
-from textual.widgets import Input, Markdown, Static
+from textual.widgets import Input, OptionList, Static
 
 from lore.core.history import HistoryStore
 from lore.core.turns import Turn, TurnTimings, TurnUsage
@@ -44,7 +44,12 @@ def _write_history(vault: Vault, count: int) -> None:
 
 
 def _detail(pane: HistoryPane) -> str:
-    return pane.query_one("#history-turn", Markdown).source
+    return pane.detail_source
+
+
+def _cited(pane: HistoryPane) -> list[str]:
+    cited = pane.query_one("#history-cited", OptionList)
+    return [str(cited.get_option_at_index(i).prompt) for i in range(cited.option_count)]
 
 
 def _rows(pane: HistoryPane) -> list[str]:
@@ -70,7 +75,7 @@ async def test_turns_are_listed_newest_first_with_the_highlighted_turn_in_detail
         pane.focus_default()
         await pilot.press("down")
         await wait_until(lambda: "Answer 2: Earth is far away" in _detail(pane))
-        assert "[notes/earth.md](note:notes/earth.md)" in _detail(pane)
+        assert _cited(pane) == ["notes/earth.md"]
         meta = str(pane.query_one("#history-turn-meta", Static).render())
         assert "offline" in meta and "302 → 40 tokens (estimated)" in meta
         assert "first token 0.12 s" in meta and "total 0.90 s" in meta
@@ -155,13 +160,16 @@ async def test_citations_are_named_and_open_the_note(vault: Vault) -> None:
     note = vault.create_note("Mercury", "# Mercury\n\nThe closest planet.\n")
     HistoryStore(vault).append(_turn(0, cited=[note.id, "notes/mercury.md"]))
     app = PaneHost(lambda: HistoryPane(vault))
-    async with app.run_test(size=(140, 40)):
+    async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
-        # Citations are note ids or paths; the detail names them by title.
-        await wait_until(lambda: f"[Mercury](note:{note.id})" in _detail(pane))
-        assert "[Mercury](note:notes/mercury.md)" in _detail(pane)
-        viewer = pane.query_one("#history-turn", Markdown)
-        viewer.post_message(Markdown.LinkClicked(viewer, "note:notes/mercury.md"))
+        # Citations are note ids or paths; the list names them by title.
+        await wait_until(
+            lambda: _cited(pane) == [f"Mercury  {note.id}", "Mercury  notes/mercury.md"]
+        )
+        pane.focus_default()
+        await pilot.press("enter")
+        assert app.focused is pane.query_one("#history-cited", OptionList)
+        await pilot.press("down", "enter")
         await wait_until(lambda: any(isinstance(m, OpenNote) for m in app.received))
         assert [m.ref for m in app.received if isinstance(m, OpenNote)] == ["notes/mercury.md"]
 

@@ -7,15 +7,16 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
-from urllib.parse import quote
 
+from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import Input, Markdown, Static
+from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
 from lore.core.history import HistoryStore
@@ -31,29 +32,20 @@ from lore.tui.widgets.history_list import HistoryList
 SEARCH_LIMIT = 2000
 SEARCH_DELAY_S = 0.25
 DETAIL_DELAY_S = 0.15
-NOTE_LINK_SCHEME = "note:"
+NO_TURN = "No turn yet: ask something in the Ask pane."
 
 
-def turn_document(turn: Turn, titles: dict[str, str] | None = None) -> str:
-    """The highlighted turn as Markdown, citations as links into the Notes pane.
-
-    `titles` names the cited notes where known; a citation is a note id or path.
-    """
-    titles = titles or {}
-    parts = ["### Question", "", turn.question.strip() or "*(empty)*", ""]
+def turn_document(turn: Turn) -> str:
+    """The highlighted turn's question and answer as Markdown (citations are listed apart)."""
+    parts = ["## Question", "", turn.question.strip() or "*(empty)*", ""]
     if turn.resolved_question and turn.resolved_question.strip() != turn.question.strip():
         parts += [f"*Understood as:* {turn.resolved_question.strip()}", ""]
-    parts += ["### Answer", ""]
+    parts += ["## Answer", ""]
     if turn.status == "cancelled":
         parts += ["*Cancelled before the answer was complete.*", ""]
     elif turn.status == "error":
         parts += [f"*Failed:* {turn.error or 'unknown error'}", ""]
     parts += [turn.answer.strip() or "*(no answer)*", ""]
-    if turn.cited:
-        parts += ["### Cited", ""]
-        for ref in turn.cited:
-            shown = titles.get(ref, ref).replace("[", "(").replace("]", ")")
-            parts.append(f"- [{shown}]({NOTE_LINK_SCHEME}{quote(ref)})")
     return "\n".join(parts)
 
 
@@ -70,7 +62,7 @@ time, so it stays quick however long it grows.
 |---|---|
 | `/` | Search every question and answer (all words must match) |
 | `Esc` | Clear the search |
-| `Enter` | Read the highlighted turn (scroll its answer) |
+| `Enter` | Go to the turn's citations (`Enter` on one opens the note in Notes) |
 | `r` | Ask the question again now |
 | `o` | Put the question in the Ask pane to edit first |
 | `c` | Copy the turn as Markdown |
@@ -116,6 +108,14 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     HistoryPane #history-turn-meta.-failed {
         color: $error;
     }
+    HistoryPane #history-cited-title {
+        color: $text-muted;
+    }
+    HistoryPane #history-cited {
+        height: auto;
+        max-height: 6;
+        border: none;
+    }
     HistoryPane #history-memory {
         height: auto;
         padding: 0 1;
@@ -148,6 +148,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
         self._search_timer: Timer | None = None
         self._detail_timer: Timer | None = None
         self._shown: Turn | None = None
+        self._detail_source = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="history-top"):
@@ -158,11 +159,9 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             with Vertical(id="history-detail"):
                 yield Static("", id="history-turn-meta")
                 with VerticalScroll(id="history-turn-scroll"):
-                    yield Markdown(
-                        "*No turn yet: ask something in the Ask pane.*",
-                        id="history-turn",
-                        open_links=False,
-                    )
+                    yield Static(NO_TURN, id="history-turn")
+                yield Label("", id="history-cited-title")
+                yield OptionList(id="history-cited")
         yield Static("Memory: reading…", id="history-memory")
 
     @property
@@ -236,21 +235,36 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
         # Holding an arrow key should not lay out a long answer for every row passed.
         self._detail_timer = self.set_timer(DETAIL_DELAY_S, lambda: self._show_turn(turn))
 
+    @property
+    def detail_source(self) -> str:
+        """The Markdown the detail shows for the highlighted turn."""
+        return self._detail_source
+
+    def _show_detail(self, source: str) -> None:
+        # Rich's Markdown in a Static: one widget to redraw, nothing to mount or lay out anew.
+        self._detail_source = source
+        self.query_one("#history-turn", Static).update(RichMarkdown(source) if source else "")
+
     def _show_turn(self, turn: Turn | None) -> None:
         if turn is not None and self._shown is not None and turn.id == self._shown.id:
             return
         self._shown = turn
         meta = self.query_one("#history-turn-meta", Static)
-        viewer = self.query_one("#history-turn", Markdown)
+        cited = self.query_one("#history-cited", OptionList)
+        cited.clear_options()
+        cited_title = self.query_one("#history-cited-title", Label)
         if turn is None:
             meta.update("")
+            cited_title.update("")
             empty = self.history_list.row_count == 0
-            viewer.update("*Nothing matches.*" if self.query_text and empty else "")
+            self._show_detail("*Nothing matches.*" if self.query_text and empty else "")
             return
         meta.set_class(turn.status != "ok", "-failed")
         meta.update(Text(f"{turn.time} · {turn_summary(turn)}\nturn {turn.id}"))
-        viewer.update(turn_document(turn))
+        self._show_detail(turn_document(turn))
         self.query_one("#history-turn-scroll", VerticalScroll).scroll_home(animate=False)
+        cited_title.update(f"Cited ({len(turn.cited)})" if turn.cited else "No citations")
+        cited.add_options(Option(ref, id=ref) for ref in dict.fromkeys(turn.cited))
         if turn.cited:
             self._name_citations(turn)
 
@@ -258,7 +272,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     def _name_citations(self, turn: Turn) -> None:
         index = self.vault.index
         titles: dict[str, str] = {}
-        for ref in turn.cited:
+        for ref in dict.fromkeys(turn.cited):
             found = index.lookup(id=ref) or index.lookup(path=ref)
             if found:
                 titles[ref] = str(found[0].get("title") or ref)
@@ -266,19 +280,26 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             self.app.call_from_thread(self._show_cited_titles, turn, titles)
 
     def _show_cited_titles(self, turn: Turn, titles: dict[str, str]) -> None:
-        if self._shown is not None and self._shown.id == turn.id:
-            self.query_one("#history-turn", Markdown).update(turn_document(turn, titles))
+        if self._shown is None or self._shown.id != turn.id:
+            return
+        cited = self.query_one("#history-cited", OptionList)
+        for ref, title in titles.items():
+            cited.replace_option_prompt(ref, Text.assemble(title, (f"  {ref}", "dim")))
 
     @on(HistoryList.Selected, "#history-list")
     def _selected(self, event: HistoryList.Selected) -> None:
         self._show_turn(event.turn)
-        self.query_one("#history-turn-scroll", VerticalScroll).focus()
+        cited = self.query_one("#history-cited", OptionList)
+        if cited.option_count:
+            cited.focus()
+            cited.highlighted = 0
+        else:
+            self.query_one("#history-turn-scroll", VerticalScroll).focus()
 
-    @on(Markdown.LinkClicked, "#history-turn")
-    def _citation_clicked(self, event: Markdown.LinkClicked) -> None:
-        event.stop()
-        if event.href.startswith(NOTE_LINK_SCHEME):
-            self.post_message(OpenNote(event.href[len(NOTE_LINK_SCHEME) :]))
+    @on(OptionList.OptionSelected, "#history-cited")
+    def _citation_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.post_message(OpenNote(event.option.id))
 
     # -- search ------------------------------------------------------------------------------
 
