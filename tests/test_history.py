@@ -9,7 +9,7 @@ import pytest
 from lore.core.history import HistoryStore, TurnNotFound, iter_lines_backwards
 from lore.core.turns import Turn
 from lore.core.vault import Vault
-from lore.errors import UsageError
+from lore.errors import UsageError, VaultError
 
 
 def make_turn(number: int, question: str | None = None, answer: str | None = None, **extra) -> Turn:
@@ -213,3 +213,12 @@ def test_concurrent_appends_from_threads_lose_nothing(vault: Vault) -> None:
         thread.join()
     assert store.count() == 100
     assert len({t.id for t in store.iter_turns()}) == 100
+
+
+def test_an_unreadable_history_is_one_clear_error(vault: Vault) -> None:
+    vault.layout.history.mkdir()
+    store = HistoryStore(vault)
+    with pytest.raises(VaultError, match="cannot read"):
+        store.search("anything")
+    with pytest.raises(VaultError, match="cannot read"):
+        store.get("t1")

@@ -262,6 +262,8 @@ def _scan_live(
         handle = open(history, "rb")  # noqa: SIM115 (closed by the `with` below)
     except FileNotFoundError:
         return
+    except OSError as exc:
+        raise VaultError(f"cannot read {history}: {exc.strerror or exc}") from None
     with handle:
         handle.seek(start)
         position = start

@@ -20,7 +20,7 @@ from lore.core.history_index import HistoryIndex
 from lore.core.storage import append_record, iter_records, read_tail_records
 from lore.core.turns import Turn
 from lore.core.vault import Vault
-from lore.errors import UsageError
+from lore.errors import UsageError, VaultError
 
 _BACKWARD_CHUNK = 256 * 1024
 # Unpersisted index entries worth taking the vault lock to save.
@@ -37,6 +37,8 @@ def iter_blocks_backwards(path: Path, stop_offset: int = 0) -> Iterator[tuple[in
         handle = open(path, "rb")  # noqa: SIM115 (closed by the `with` below)
     except FileNotFoundError:
         return
+    except OSError as exc:
+        raise VaultError(f"cannot read {path}: {exc.strerror or exc}") from None
     with handle:
         position = handle.seek(0, os.SEEK_END)
         carry = b""
