@@ -143,6 +143,10 @@ def turn_digest(record: dict[str, Any], limit_chars: int) -> str:
     """One line standing for a turn: its question and the lead of its answer."""
     # Nothing past `limit_chars` of either text can reach the digest: never scan the rest.
     question = " ".join(_text(record, "question")[:limit_chars].split())
+    # The question keeps at most two fifths of the line, so the answer is never crowded out.
+    room = max(24, limit_chars * 2 // 5)
+    if len(question) > room:
+        question = question[:room].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
     answer = " ".join(_text(record, "answer")[:limit_chars].split())
     if "[" in answer:
         answer = _CITATION.sub("", answer)

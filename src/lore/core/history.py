@@ -223,7 +223,7 @@ class HistoryStore:
         """How many records the history holds; cheap once the offset index exists."""
         return len(self._fresh_index())
 
-    def read_range(self, start: int, stop: int) -> list[Turn]:
+    def read_range(self, start: int, stop: int | None) -> list[Turn]:
         """Turns at positions [start, stop), oldest first (0 is the first turn ever asked).
 
         Negative positions count from the end, as in a slice. Only the lines asked for are
