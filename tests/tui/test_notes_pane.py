@@ -215,3 +215,17 @@ async def test_notes_written_by_another_process_appear(planets: Vault) -> None:
         pane.post_message(VaultChanged(frozenset({"notes"})))
         # The branch the user had open stays open, now with the new note in it.
         await wait_until(lambda: "Venus" in _tree_labels(pane), message="new file not shown")
+
+
+async def test_a_note_opened_from_elsewhere_is_revealed_in_the_tree(planets: Vault) -> None:
+    app = PaneHost(lambda: NotesPane(planets))
+    async with app.run_test(size=(120, 40)):
+        pane = app.query_one(NotesPane)
+        await wait_until(lambda: pane._loaded)
+        pane.open_note("Io")
+        tree = pane.query_one(NotesTree)
+        await wait_until(
+            lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "Io",
+            message="the tree did not follow the opened note",
+        )
+        assert "hundreds of volcanoes" in _viewer_text(pane)

@@ -266,6 +266,7 @@ Changes made by other programs appear here without a restart.
 
     def _show_note(self, view: NoteView) -> None:
         self.current = view
+        self.query_one(NotesTree).reveal(view.note.path)
         note = view.note
         meta = self.query_one("#notes-meta", Static)
         meta.set_classes(f"trust-{note.trust}")
@@ -283,6 +284,8 @@ Changes made by other programs appear here without a restart.
         entry = event.node.data
         if entry is None or entry.kind != "note":
             return
+        if self.current is not None and self.current.note.path == entry.key:
+            return  # already shown (the tree followed a note opened elsewhere)
         if self._preview_timer is not None:
             self._preview_timer.stop()
         # Holding an arrow key down should not start a read per row passed.

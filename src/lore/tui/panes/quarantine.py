@@ -392,10 +392,12 @@ Every action is written to the audit log.
                 else:
                     self.quarantine.reject(claim_id, reason=reason)
             count = f"{len(targets)} claims" if len(targets) > 1 else "the claim"
+            # Each claim is its own decision in the core, so undo takes them back one by one.
+            undo = "u undoes them one at a time." if len(targets) > 1 else "u undoes."
             if verb == "promote":
                 filed = ", ".join(sorted(set(notes))) or "no note (a duplicate)"
-                return f"Promoted {count} into {filed}. u undoes."
-            return f"Rejected {count}. u undoes."
+                return f"Promoted {count} into {filed}. {undo}"
+            return f"Rejected {count}. {undo}"
 
         self.selected.clear()
         self._run(run)

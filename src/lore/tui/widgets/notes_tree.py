@@ -145,6 +145,27 @@ class NotesTree(Tree[TreeEntry]):
             if node.is_expanded:
                 stack.extend(node.children)
 
+    def reveal(self, path: str) -> None:
+        """Open the folders down to the note at `path` and put the cursor on it."""
+        inside = path[len(NOTES_PREFIX) :] if path.startswith(NOTES_PREFIX) else path
+        parts = inside.split("/")[:-1]
+        if not self.root.children:
+            return
+        node = self.root.children[0]  # Folders
+        for depth in range(len(parts) + 1):
+            self._fill(node)
+            node.expand()
+            if depth == len(parts):
+                break
+            folder = "/".join(parts[: depth + 1])
+            child = next((c for c in node.children if c.data == TreeEntry("folder", folder)), None)
+            if child is None:
+                return
+            node = child
+        leaf = next((c for c in node.children if c.data == TreeEntry("note", path)), None)
+        if leaf is not None:
+            self.call_after_refresh(self.move_cursor, leaf)
+
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[TreeEntry]) -> None:
         self._fill(event.node)
 
