@@ -79,6 +79,7 @@ def _sources(pack: ContextPack, turn: Turn) -> list[dict[str, Any]]:
             "number": item.number,
             "id": item.ref,
             "title": item.label,
+            "path": item.path,
             "trust": item.trust,
             "cited": item.ref in cited,
         }
@@ -134,10 +135,13 @@ async def _run_ask(ctx: Context, question: str) -> int:
         return 0
     cited = [source for source in _sources(finished.pack, turn) if source["cited"]]
     for source in cited:
-        line = Text.assemble((f"[{source['number']}] ", "cyan"), source["title"])
+        line = Text.assemble(
+            (f"[{source['number']}] ", "cyan"), source["title"], (f"  {source['path']}", "dim")
+        )
         if source["trust"] == "untrusted":
             line.append(" (untrusted)", style="red")
         ctx.console.print(line)
+    sys.stdout.flush()
     if finished.citations_removed:
         ctx.err.print(
             Text(
@@ -146,10 +150,11 @@ async def _run_ask(ctx: Context, question: str) -> int:
                 style="yellow",
             )
         )
-    if finished.pack.dropped:
+    dropped_notes = [item for item in finished.pack.dropped if item.section == "evidence"]
+    if dropped_notes:
         ctx.err.print(
             Text(
-                f"{len(finished.pack.dropped)} item(s) did not fit the budget "
+                f"{len(dropped_notes)} more matching note(s) did not fit the evidence budget "
                 "(see: lore context QUESTION).",
                 style="dim",
             )

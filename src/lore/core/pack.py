@@ -77,6 +77,7 @@ class PackItem:
     trimmed: bool = False
     number: int | None = None
     trust: str | None = None
+    path: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -91,6 +92,8 @@ class PackItem:
             data["number"] = self.number
         if self.trust is not None:
             data["trust"] = self.trust
+        if self.path is not None:
+            data["path"] = self.path
         return data
 
 
@@ -526,7 +529,9 @@ def _fill(pack: ContextPack, queues: dict[SectionName, list[_Candidate]], budget
                 trust=candidate.trust,
             )
             if name == "evidence":
+                assert candidate.evidence is not None
                 item.number = number
+                item.path = candidate.evidence.path
                 pack.delivered[number] = candidate.ref
             section.items.append(item)
     dropped.sort(key=lambda item: (item.value, SECTION_ORDER.index(item.section)))
