@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from lore.core.history import HistoryStore, TurnNotFound, iter_lines_backwards
+from lore.core.storage import encode_record
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 from lore.errors import UsageError, VaultError
@@ -222,3 +223,18 @@ def test_an_unreadable_history_is_one_clear_error(vault: Vault) -> None:
         store.search("anything")
     with pytest.raises(VaultError, match="cannot read"):
         store.get("t1")
+
+
+def test_get_finds_turns_recorded_out_of_id_order(vault: Vault) -> None:
+    store = HistoryStore(vault)
+    # Two processes finishing asks in the other order write ids out of order.
+    numbers = list(range(300))
+    numbers[10], numbers[11] = numbers[11], numbers[10]
+    numbers[150:160] = reversed(numbers[150:160])
+    with open(vault.layout.history, "ab") as handle:
+        for number in numbers:
+            handle.write(encode_record(make_turn(number).to_record()))
+    assert store.count() == 300
+    assert (vault.layout.state / "history.idx").exists()
+    for number in (0, 10, 11, 150, 155, 159, 299):
+        assert store.get(make_turn(number).id).question == f"question {number}"

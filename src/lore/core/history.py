@@ -190,6 +190,9 @@ class HistoryStore:
         wanted = turn_id.strip()
         if not wanted or not wanted.isprintable():
             raise UsageError("name a turn by its id (see: lore history)")
+        found = self._bisect(wanted)
+        if found is not None:
+            return found
         needle = wanted.encode("utf-8")
         candidates: dict[str, Turn] = {}
         for _, line in iter_lines_backwards(self.path):
@@ -207,6 +210,34 @@ class HistoryStore:
             shown = ", ".join(sorted(candidates)[:5])
             raise UsageError(f"{len(candidates)} turns start with {wanted!r}: {shown}")
         raise TurnNotFound(f"no turn with id {wanted!r} in the history (see: lore history)")
+
+    def _bisect(self, wanted: str) -> Turn | None:
+        """The turn with exactly this id, found in about 20 reads by the offset index.
+
+        Ids are time-ordered and turns are appended in time order, so the history is sorted
+        by id, nearly: two processes may finish asks out of order. A miss here is not an
+        answer; `get` then scans. Used only when the index is already saved, since building
+        it reads the whole file anyway.
+        """
+        if self._index is None and not self._index_file_exists():
+            return None
+        index = self._fresh_index()
+        with self._index_guard:
+            low, high = 0, len(index)
+            while low < high:
+                middle = (low + high) // 2
+                turn = decode_turn(index.read_line(middle) or b"")
+                if turn is None:
+                    return None
+                if turn.id < wanted:
+                    low = middle + 1
+                else:
+                    high = middle
+            for line in index.read_lines(max(0, low - 2), low + 3):
+                turn = decode_turn(line)
+                if turn is not None and turn.id == wanted:
+                    return turn
+        return None
 
     # -- reading from the start --------------------------------------------------------------
 
