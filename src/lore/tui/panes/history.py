@@ -19,7 +19,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
-from lore.core.history import HistoryStore
+from lore.core.history import HistoryStore, TurnMatcher, decode_turn, iter_lines_backwards
 from lore.core.history_export import export_turns, turn_markdown, turn_summary
 from lore.core.memory_status import MemoryStatus, memory_status
 from lore.core.turns import Turn
@@ -320,9 +320,28 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-search")
     def _search(self, text: str) -> None:
-        found = self.store.search(text, limit=SEARCH_LIMIT)
-        if not get_current_worker().is_cancelled:
+        # HistoryStore.search, made to stop as soon as the user types on: a scan of a long
+        # history takes a while, and one left running per keystroke would slow the next.
+        worker = get_current_worker()
+        self.app.call_from_thread(self._searching, text)
+        matcher = TurnMatcher(text)
+        found: list[Turn] = []
+        for number, (_, line) in enumerate(iter_lines_backwards(self.store.path)):
+            if number % 512 == 0 and worker.is_cancelled:
+                return
+            if not matcher.may_match(line):
+                continue
+            turn = decode_turn(line)
+            if turn is not None and matcher.matches(turn):
+                found.append(turn)
+                if len(found) >= SEARCH_LIMIT:
+                    break
+        if not worker.is_cancelled:
             self.app.call_from_thread(self._show_found, text, found)
+
+    def _searching(self, text: str) -> None:
+        if self.query_one("#history-search", Input).value.strip() == text:
+            self.query_one("#history-count", Static).update("searching…")
 
     def _show_found(self, text: str, found: list[Turn]) -> None:
         if self.query_one("#history-search", Input).value.strip() != text:
