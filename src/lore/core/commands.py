@@ -240,53 +240,82 @@ def cmd_history(ctx: CommandContext, args: str) -> CommandResult:
     )
 
 
-def _summary_markdown(summary: dict[str, Any]) -> str:
-    lines = []
-    for key, value in summary.items():
-        if isinstance(value, dict | list):
-            continue
-        label = key.replace("_", " ")
-        if isinstance(value, float):
-            value = f"{value:,.1f}"
-        lines.append(f"- {label}: {value}")
-    return "\n".join(lines) or "No asks recorded yet."
+def _figure(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.0f}{unit}" if value >= 10 else f"{value:,.1f}{unit}"
+    return f"{value:,}{unit}"
+
+
+def _cost_markdown(data: dict[str, Any]) -> str:
+    """The few figures people ask for: how many asks, tokens in and out, speed."""
+    if not data.get("asks"):
+        return "No asks recorded yet."
+    reported = data.get("reported_prompt_tokens") or data.get("reported_completion_tokens")
+    source = "as reported by the model" if reported else "estimated"
+    return "\n".join(
+        [
+            f"- **{data['asks']:,} asks**: {data.get('ok', 0):,} answered, "
+            f"{data.get('cancelled', 0):,} cancelled, {data.get('errors', 0):,} failed",
+            f"- tokens: {_figure(data.get('prompt_tokens'))} in, "
+            f"{_figure(data.get('completion_tokens'))} out ({source})",
+            f"- latency p50 {_figure(data.get('latency_p50_ms'), ' ms')}, "
+            f"p95 {_figure(data.get('latency_p95_ms'), ' ms')}; first token p50 "
+            f"{_figure(data.get('first_token_p50_ms'), ' ms')}; "
+            f"{_figure(data.get('tokens_per_second'))} tokens/s",
+        ]
+    )
+
+
+_MODEL_COLUMNS = (
+    ("asks", "asks", ""),
+    ("errors", "failed", ""),
+    ("latency_p50_ms", "p50", " ms"),
+    ("latency_p95_ms", "p95", " ms"),
+    ("first_token_p50_ms", "first token", " ms"),
+    ("tokens_per_second", "tokens/s", ""),
+    ("prompt_tokens", "tokens in", ""),
+    ("completion_tokens", "tokens out", ""),
+)
 
 
 def cmd_tokens(ctx: CommandContext, args: str) -> CommandResult:
     from lore.core.metrics import MetricsStore
 
-    summary = MetricsStore(ctx.vault).summary(last=None)
-    data = summary.to_dict()
+    data = MetricsStore(ctx.vault).summary(last=None).to_dict()
     pack = ctx.engine.preview("")
-    budget_line = (
-        f"- next ask: {pack.total_tokens} of {pack.budget} tokens already used by memory and "
-        "recent turns"
+    next_ask = (
+        f"- next ask: {pack.total_tokens:,} of {pack.budget:,} tokens already taken by "
+        "instructions, memory and recent turns"
     )
-    return CommandResult(markdown=_summary_markdown(data) + "\n" + budget_line, data=data)
+    return CommandResult(markdown=_cost_markdown(data) + "\n" + next_ask, data=data)
 
 
 def cmd_metrics(ctx: CommandContext, args: str) -> CommandResult:
     from lore.core.metrics import MetricsStore
 
     last = _positive_int(args, "the number of asks") if args else None
-    summary = MetricsStore(ctx.vault).summary(last=last)
-    data = summary.to_dict()
-    table = None
-    by_model = data.get("by_model") if isinstance(data, dict) else None
-    if isinstance(by_model, dict) and by_model:
-        columns = ["model"]
-        for figures in by_model.values():
-            if isinstance(figures, dict):
-                columns += [key for key in figures if key not in columns]
-        rows = [
-            [model] + [_cell(figures.get(key)) for key in columns[1:]]
-            for model, figures in by_model.items()
-            if isinstance(figures, dict)
-        ]
-        table = TableData(columns, rows, "by model")
-    return CommandResult(
-        markdown=_summary_markdown(data), table=table, data=data, action="pane:metrics"
+    data = MetricsStore(ctx.vault).summary(last=last).to_dict()
+    by_model = data.get("by_model") or {}
+    rows = [
+        [model] + [_figure(figures.get(key), unit) for key, _, unit in _MODEL_COLUMNS]
+        for model, figures in by_model.items()
+    ]
+    table = TableData(
+        ["model", *(label for _, label, _ in _MODEL_COLUMNS)],
+        rows,
+        f"last {last} asks by model" if last else "all asks by model",
     )
+    return CommandResult(
+        markdown=_cost_markdown(data),
+        table=table if rows else None,
+        data=data,
+        action="pane:metrics",
+    )
+
+
+_DROPPED_SHOWN = 10
 
 
 def context_markdown(pack: Any) -> str:
@@ -311,9 +340,13 @@ def context_markdown(pack: Any) -> str:
             lines.append(f"  - {number}{item.label}: {item.tokens} tokens{suffix}")
     if pack.dropped:
         lines.append("\n**Dropped to fit** (lowest value first):")
-        for dropped in pack.dropped:
+        for dropped in pack.dropped[:_DROPPED_SHOWN]:
             lines.append(
                 f"- {dropped.kind} {dropped.label}: {dropped.tokens} tokens, {dropped.reason}"
+            )
+        if len(pack.dropped) > _DROPPED_SHOWN:
+            lines.append(
+                f"- … and {len(pack.dropped) - _DROPPED_SHOWN} more (lore context lists all)"
             )
     return "\n".join(lines)
 
