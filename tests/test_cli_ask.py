@@ -126,3 +126,38 @@ def test_the_question_can_come_from_standard_input(
     code, out, _ = _run(capsys, sample_vault, "ask", "-")
     assert code == 0
     assert "moons" in out
+
+
+def test_ctrl_c_during_a_streamed_answer_keeps_the_turn_as_cancelled(sample_vault: Vault) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from servers import FakeModelServer, Script
+
+    with FakeModelServer() as server:
+        server.reply(Script(pieces=[f"word{n} " for n in range(200)], piece_delay_s=0.05))
+        (sample_vault.root / "lore.yaml").write_text(
+            f"provider:\n  name: ollama\n  model: llama3\n  base_url: {server.url}\n",
+            encoding="utf-8",
+        )
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lore", "--vault", str(sample_vault.root), "ask", "What is Io?"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        assert process.stdout is not None
+        seen = b""
+        deadline = time.monotonic() + 30
+        while b"word3" not in seen and time.monotonic() < deadline:
+            seen += process.stdout.read1(64)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert b"Traceback" not in err
+    last = HistoryStore(sample_vault).tail(1)[0]
+    assert last.status == "cancelled"
+    assert last.answer.startswith("word0 word1 word2")
