@@ -29,6 +29,7 @@ _SHORT_QUESTION_WORDS = 3
 _MAX_CONTEXT_CHARS = 300
 _PREVIOUS_CITED_TITLES = 3
 _MAX_CONTEXT_TERMS = 8
+_MAX_QUESTION_TERMS = 48
 _ORDINALS = {
     "first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4,
     "1st": 0, "2nd": 1, "3rd": 2, "4th": 3, "5th": 4, "last": -1,
@@ -188,6 +189,8 @@ def retrieve(
     # Bare words only: punctuation, quotes and field syntax from a pasted question must not
     # turn into query operators.
     safe = list(dict.fromkeys(t for t in (re.sub(r"\W", "", word) for word in own_words) if t))
+    # A pasted page of text is still one search: its first words are enough to find it.
+    safe = safe[:_MAX_QUESTION_TERMS]
     safe_context = [
         t
         for t in dict.fromkeys(re.sub(r"\W", "", word) for word in context_words)
