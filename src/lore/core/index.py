@@ -34,7 +34,7 @@ from lore.core.search_query import (
 from lore.core.snippets import make_snippet
 from lore.errors import VaultError
 
-MERGE_AT_SEGMENTS = 8
+MERGE_AT_SEGMENTS = 4
 _FIELD_SYNTAX = re.compile(r"\b(tag|tags|title):", re.IGNORECASE)
 _ODD_SYNTAX = re.compile(r"[\[\]{}()^~*?\\]|\b(?:AND|OR|NOT|TO)\s*$|^\s*(?:AND|OR|NOT)\b")
 
