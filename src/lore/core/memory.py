@@ -88,6 +88,7 @@ class MemoryStore:
         self._stamp: _Stamp | None = None
         self._guard = threading.Lock()
         self._ranked: tuple[MemoryState, int, list[MemoryEntry]] | None = None
+        self._moved_watermark: tuple[MemoryState, int] | None = None
 
     # -- the state ---------------------------------------------------------------------------
 
@@ -207,11 +208,16 @@ class MemoryStore:
         if state.watermark is None:
             return 0, None
         history = self.vault.layout.history
-        turn = _turn_ending_at(history, state.watermark_offset)
+        saved = state.watermark_offset
+        if self._moved_watermark is not None and self._moved_watermark[0] is state:
+            saved = self._moved_watermark[1]
+        turn = _turn_ending_at(history, saved)
         if turn is not None and turn.id == state.watermark:
-            return state.watermark_offset, None
+            return saved, None
         found = _find_turn_end(history, state.watermark)
         if found is not None:
+            # Remembered, so an edited history costs one scan, not one per ask.
+            self._moved_watermark = (state, found)
             return found, None
         covered = {
             turn_id for entry in state.entries if entry.level == 1 for turn_id in entry.covers
