@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
@@ -285,34 +286,38 @@ class HistoryList(ScrollView, can_focus=True):
         key = (turn.id, at_cursor, width) if turn is not None else None
         if key is not None and key in self._strips:
             return self._strips[key]
-        text = self._row_text(turn, width, styles)
+        segments = self._row_segments(turn, width, styles)
         style = styles.base + styles.cursor if at_cursor else styles.base
-        strip = Strip(list(text.render(self.app.console))).crop_extend(0, width, style)
+        strip = Strip(segments).crop_extend(0, width, style)
         if at_cursor:
             strip = strip.apply_style(style)
         if key is not None:
             self._strips.set(key, strip)
         return strip
 
-    def _row_text(self, turn: Turn | None, width: int, styles: _RowStyles) -> Text:
+    @staticmethod
+    def _row_segments(turn: Turn | None, width: int, styles: _RowStyles) -> list[Segment]:
+        # Segments built by hand: this runs for every row that scrolls into view.
         if turn is None:
-            return Text("  …", style=styles.muted)
+            return [Segment("  …", styles.muted)]
         tokens = turn_tokens(turn)
         seconds = turn.timings.total_ms / 1000
         right = f"{tokens:>7,} tok {seconds:>6.1f}s"
         mark = _STATUS_MARK.get(turn.status, "?")
-        left = f"{_when(turn.time)} {mark} "
-        room = max(4, width - len(left) - len(right) - 2)
-        question = Text(" ".join(turn.question.split()))
-        question.truncate(room, overflow="ellipsis", pad=True)
-        mark_style = styles.failed if turn.status != "ok" else styles.muted
-        return Text.assemble(
-            (left[:-3], styles.muted),
-            (f" {mark} ", mark_style),
-            question,
-            "  ",
-            (right, styles.muted),
-        )
+        when = _when(turn.time)
+        room = max(4, width - len(when) - len(right) - 5)
+        question = " ".join(turn.question.split())
+        if cell_len(question) > room:
+            question = set_cell_size(question, room - 1) + "…"
+        else:
+            question = set_cell_size(question, room)
+        return [
+            Segment(when, styles.muted),
+            Segment(f" {mark} ", styles.failed if turn.status != "ok" else styles.muted),
+            Segment(question),
+            Segment("  "),
+            Segment(right, styles.muted),
+        ]
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(event.size.width, self.row_count)
