@@ -178,10 +178,9 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
 
     def refresh_data(self) -> None:
         """Re-read the history and the memory (after an ask, or another process wrote)."""
+        self._load_count()
         if self.query_text:
             self._search(self.query_text)
-        else:
-            self._load_count()
         self._load_memory()
 
     def on_vault_changed(self, message: VaultChanged) -> None:
