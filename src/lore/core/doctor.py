@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lore.core.links import link_key, link_targets
+from lore.core.memory import MemoryStore
 from lore.core.storage import JsonlReport, iter_records
 from lore.core.vault import Vault
 
@@ -29,7 +30,9 @@ class DoctorReport:
 
     @property
     def ok(self) -> bool:
-        return not any(f.kind in {"front-matter", "index", "history"} for f in self.findings)
+        return not any(
+            f.kind in {"front-matter", "index", "history", "memory"} for f in self.findings
+        )
 
 
 def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
@@ -84,6 +87,10 @@ def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
         report.findings.append(
             Finding("history", "history.jsonl", f"unreadable lines skipped: {shown}{tail}")
         )
+    memory = MemoryStore(vault)
+    memory.state()
+    if memory.problem:
+        report.findings.append(Finding("memory", "memory/memory.json", memory.problem))
     if fix and any(f.kind == "index" for f in report.findings):
         rebuilt = vault.reindex()
         report.fixed.append(f"index rebuilt from {len(rebuilt.added)} notes")
