@@ -171,6 +171,10 @@ ingest:
   url_timeout_s: 20.0
   url_max_bytes: 10000000
   url_max_redirects: 5
+  # With a model: retries per chunk before the chunk is held instead of extracted.
+  extract_retries: 2
+  # Longer paragraphs become several claims, split between sentences.
+  max_claim_chars: 1000
 
 gates:
   sanitise: true
@@ -181,6 +185,8 @@ gates:
   hostile_source_ratio: 0.5
   duplicate_threshold: 0.85
   contradiction_threshold: 0.5
+  # An untrusted claim sharing this much wording with a trusted note is on its subject.
+  subject_threshold: 0.3
 
 provider:
   # offline needs no model; ollama and openai speak HTTP to a local or remote server.
