@@ -15,7 +15,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
-from textual.worker import Worker, get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from lore.config import TRUST_LEVELS, TrustLevel
 from lore.core.quarantine import HeldClaim, Quarantine, is_hidden_char
@@ -346,7 +346,7 @@ Every action is written to the audit log.
         self.app.push_screen(ConfirmScreen(question), confirmed)
 
     def action_undo(self) -> None:
-        self._run(lambda: self._describe_undo(self.quarantine.undo()))
+        self._act(lambda: self._describe_undo(self.quarantine.undo()))
 
     def action_open_related(self) -> None:
         claim = self.highlighted
@@ -400,7 +400,7 @@ Every action is written to the audit log.
             return f"Rejected {count}. {undo}"
 
         self.selected.clear()
-        self._run(run)
+        self._act(run)
 
     def _decide_source(self, verb: str, uri: str) -> None:
         def run() -> str:
@@ -410,16 +410,13 @@ Every action is written to the audit log.
             rejected = self.quarantine.reject_source(uri)
             return f"Rejected {len(rejected)} claims from {uri}. u undoes."
 
-        self._run(run)
+        self._act(run)
 
     @staticmethod
     def _describe_undo(result: dict[str, object]) -> str:
         claims = result.get("claims") or []
         count = len(claims) if isinstance(claims, list) else 0
         return f"Undid the last {result.get('undone')} ({count} claim{'s' if count != 1 else ''} held again)."
-
-    def _run(self, action: Callable[[], str]) -> None:
-        self._act(action)
 
     @work(thread=True, exit_on_error=False, group="quarantine-action")
     def _act(self, action: Callable[[], str]) -> None:
@@ -437,7 +434,7 @@ Every action is written to the audit log.
             self.refresh_data()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker.group == "quarantine-action" and event.state.name == "ERROR":
+        if event.worker.group == "quarantine-action" and event.state == WorkerState.ERROR:
             # A failed decision may have changed nothing or part of a batch: show the truth.
             self.refresh_data()
         report_worker_failure(self, event.worker, event.state)
