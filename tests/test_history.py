@@ -238,3 +238,20 @@ def test_get_finds_turns_recorded_out_of_id_order(vault: Vault) -> None:
     assert (vault.layout.state / "history.idx").exists()
     for number in (0, 10, 11, 150, 155, 159, 299):
         assert store.get(make_turn(number).id).question == f"question {number}"
+
+
+def test_two_processes_appending_keep_one_consistent_index(vault: Vault) -> None:
+    first = HistoryStore(vault)
+    fill(first, 300)
+    assert first.count() == 300  # the index is saved
+    second = HistoryStore(Vault.open(vault.root))
+    assert second.count() == 300
+    for number in range(300, 340):
+        (first if number % 3 else second).append(make_turn(number))
+    index_file = vault.layout.state / "history.idx"
+    assert index_file.stat().st_size == 340 * 24
+    fresh = HistoryStore(Vault.open(vault.root))
+    assert fresh.count() == 340
+    assert [t.question for t in fresh.read_range(295, 340)] == [
+        f"question {n}" for n in range(295, 340)
+    ]

@@ -70,19 +70,48 @@ class HistoryIndex:
             self._scan_from(self._covered)
 
     def persist(self) -> None:
-        """Write the entries not yet on disk. The caller holds the vault lock."""
-        if self.index_file is None or self._persisted == len(self.offsets):
+        """Write the entries not yet on disk. The caller holds the vault lock.
+
+        Another process may have saved entries since this one loaded the file, so what is on
+        disk is checked first: appended to when it is a prefix of what this process knows,
+        rewritten whole when it is not.
+        """
+        if self.index_file is None or not self.offsets:
             return
         try:
-            if self._persisted == 0 or not self.index_file.exists():
-                atomic_write_bytes(self.index_file, self._encode(0))
+            on_disk = self._entries_on_disk()
+            if on_disk == len(self.offsets):
+                self._persisted = on_disk
+                return
+            if on_disk > 0:
+                self._append(self._encode(on_disk))
             else:
-                self._append(self._encode(self._persisted))
+                atomic_write_bytes(self.index_file, self._encode(0))
         except (OSError, VaultError):
             # A cache that cannot be written is rebuilt next time; the history is intact.
             self.index_file = None
             return
         self._persisted = len(self.offsets)
+
+    def _entries_on_disk(self) -> int:
+        """How many saved entries agree with this index; 0 when the file must be rewritten."""
+        assert self.index_file is not None
+        try:
+            size = self.index_file.stat().st_size
+        except FileNotFoundError:
+            return 0
+        count = size // _ENTRY_SIZE
+        if size % _ENTRY_SIZE or count == 0 or count > len(self.offsets):
+            return 0
+        with open(self.index_file, "rb") as handle:
+            handle.seek((count - 1) * _ENTRY_SIZE)
+            last = array("Q")
+            last.frombytes(handle.read(_ENTRY_SIZE))
+        if sys.byteorder != "little":
+            last.byteswap()
+        if (last[0], last[1]) != (self.offsets[count - 1], self.ends[count - 1]):
+            return 0
+        return count
 
     def _encode(self, start: int) -> bytes:
         words = array("Q", bytes(_ENTRY_SIZE * (len(self.offsets) - start)))
