@@ -258,3 +258,11 @@ def test_a_live_index_never_shows_notes_another_process_removed_or_merged(vault:
     titles = sorted(_titles(vault, "comet", 50))
     assert titles == sorted([f"Comet {n}" for n in range(6, 12)] + ["Comet 99"])
     assert len(vault.index.all_documents()) == 7
+
+
+def test_snippet_highlights_word_forms_and_dotted_names(vault: Vault) -> None:
+    vault.create_note("Paths", "Joining with os.path is portable. Orbiting moons orbited.")
+    [hit] = vault.index.search("orbit")
+    assert [hit.snippet[a:b] for a, b in hit.highlights] == ["Orbiting", "orbited"]
+    [hit] = vault.index.search('"os.path"')
+    assert [hit.snippet[a:b] for a, b in hit.highlights] == ["os.path"]

@@ -8,8 +8,7 @@ two letters, so a regular expression finds the few candidates and only those are
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from functools import lru_cache
+from collections.abc import Callable, Iterator
 
 SNIPPET_CHARS = 220
 LEAD_CHARS = 60
@@ -19,10 +18,8 @@ _SPACE = re.compile(r"\s+")
 Span = tuple[int, int]
 
 
-@lru_cache(maxsize=512)
-def _candidate_pattern(prefixes: frozenset[str], ignore_case: bool) -> re.Pattern[str]:
-    alternatives = "|".join(sorted(re.escape(prefix) for prefix in prefixes))
-    return re.compile(rf"\b(?:{alternatives})\w*", re.IGNORECASE if ignore_case else 0)
+# The rest of a word as whoosh's tokenizer reads it: `os.path` is one word, `end.` is not.
+_WORD_REST = re.compile(r"\w*(?:\.\w+)*")
 
 
 def _prefix(term: str) -> str:
@@ -31,25 +28,36 @@ def _prefix(term: str) -> str:
     return term[: max(1, min(3, len(term) - 1))]
 
 
+def _word_starts(text: str, prefix: str) -> Iterator[int]:
+    """Where a word beginning with `prefix` starts; str.find skips ahead in C."""
+    position = text.find(prefix)
+    while position != -1:
+        if position == 0 or not (text[position - 1].isalnum() or text[position - 1] == "_"):
+            yield position
+        position = text.find(prefix, position + 1)
+
+
 def find_matches(
     body: str, terms: set[str], stem: Callable[[str], str]
 ) -> list[tuple[int, int, str]]:
     """(start, end, term) of every word in the first SCAN_CHARS of `body` that indexes as a term."""
     if not terms:
         return []
-    prefixes = frozenset(_prefix(term) for term in terms if term)
     scanned = body[:SCAN_CHARS]
     lowered = scanned.lower()
-    # Lowercasing first is faster than a case-blind pattern, unless it changed the length
-    # (a few letters such as İ lower to two characters) and so the offsets.
-    same_offsets = len(lowered) == len(scanned)
-    pattern = _candidate_pattern(prefixes, not same_offsets)
+    if len(lowered) != len(scanned):
+        # A few letters (İ) lower to two characters; lower word by word to keep the offsets.
+        lowered = "".join(char.lower()[0] for char in scanned)
+    starts: set[int] = set()
+    for prefix in {_prefix(term) for term in terms if term}:
+        starts.update(_word_starts(lowered, prefix))
     matches = []
-    for match in pattern.finditer(lowered if same_offsets else scanned):
-        word = match.group(0) if same_offsets else match.group(0).lower()
+    for start in sorted(starts):
+        end = _WORD_REST.match(lowered, start).end()  # type: ignore[union-attr]
+        word = lowered[start:end]
         term = word if word in terms else stem(word)
         if term in terms:
-            matches.append((match.start(), match.end(), term))
+            matches.append((start, end, term))
     return matches
 
 
