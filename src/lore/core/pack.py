@@ -244,11 +244,14 @@ class _Candidate:
     ref: str
     label: str
     value: float
-    # Renders the item within a token allowance: (messages or text, trimmed), or None.
+    # The item's text(s) within an allowance of tokens (None: as much as its share allows),
+    # and whether it was trimmed; None when nothing useful fits.
     render: Callable[[int | None], tuple[list[str], bool] | None]
     full_tokens: int
     trust: str | None = None
     evidence: EvidenceCandidate | None = None
+    # Where the item sits in time, for sections that read oldest first.
+    order: str = ""
 
 
 def build_pack(
@@ -268,7 +271,8 @@ def build_pack(
 
     `recent_turns` are oldest first; only completed (`ok`) turns are used. `evidence` is best
     first; `memory` is in the order it should be taken while the budget lasts (see
-    `MemoryStore.ranked`: the coarsest entries spanning the whole past, then finer detail). Raises BudgetError when the instructions and the question alone do not fit.
+    `MemoryStore.ranked`: the coarsest entries spanning the whole past, then finer detail).
+    Raises BudgetError when the instructions and the question alone do not fit.
     """
     nonce = nonce or secrets.token_hex(8)
     resolved = resolved_question or question
@@ -316,7 +320,7 @@ def build_pack(
         )
 
     queues: dict[SectionName, list[_Candidate]] = {
-        "evidence": _evidence_candidates(evidence, list(terms), settings, nonce),
+        "evidence": _evidence_candidates(evidence, list(terms), settings),
         "recent_turns": _turn_candidates(recent_turns),
         "memory": _memory_candidates(memory),
     }
@@ -325,7 +329,7 @@ def build_pack(
 
 
 def _evidence_candidates(
-    evidence: Sequence[EvidenceCandidate], terms: list[str], settings: AskSettings, nonce: str
+    evidence: Sequence[EvidenceCandidate], terms: list[str], settings: AskSettings
 ) -> list[_Candidate]:
     # No single long note may take the whole evidence section: each of the first few gets an
     # equal share, and later notes use whatever is left.
@@ -410,6 +414,8 @@ def _memory_candidates(entries: Sequence[MemoryItem]) -> list[_Candidate]:
                 value=value,
                 render=render,
                 full_tokens=estimate_message_tokens(line),
+                # Compacted entries know the first turn they stand for; turn ids sort by time.
+                order=str(getattr(entry, "first_turn", "") or ""),
             )
         )
     return candidates
@@ -427,8 +433,8 @@ def _section_messages(
             messages.append(ChatMessage("assistant", answer))
         return messages
     if name == "memory":
-        # Oldest first reads as a story; ids are time-ordered.
-        ordered = sorted(pieces, key=lambda piece: piece[0].ref)
+        # Oldest first reads as a story.
+        ordered = sorted(pieces, key=lambda piece: (piece[0].order, piece[0].ref))
         lines = "\n".join(texts[0] for _, texts in ordered)
         return [ChatMessage("system", f"{MEMORY_HEADER}\n{lines}")]
     blocks = []
