@@ -328,8 +328,9 @@ class _Planner:
             text = self.summariser.summarise_turns(summarised, self.entry_tokens)
         else:
             text = f"({len(batch)} turns that were cancelled or failed; nothing to summarise)"
+        # Every field is built here from checked values: skip validating 10,000s of entries.
         return self._add(
-            MemoryEntry(
+            MemoryEntry.model_construct(
                 id=self._new_id(1),
                 level=1,
                 text=text,
@@ -361,7 +362,7 @@ class _Planner:
             del frontier[level][: len(group)]
             text = self.summariser.summarise_entries([e.text for e in group], self.entry_tokens)
             parent = self._add(
-                MemoryEntry(
+                MemoryEntry.model_construct(
                     id=self._new_id(level + 1),
                     level=level + 1,
                     text=text,
@@ -371,6 +372,7 @@ class _Planner:
                     first_turn=group[0].first_turn,
                     last_turn=group[-1].last_turn,
                     turn_count=sum(entry.turn_count for entry in group),
+                    excluded=[],
                 )
             )
             frontier.setdefault(level + 1, []).append(parent)
