@@ -445,7 +445,7 @@ def _plan(
     start, covered = store.live_start()
     entry_tokens = max(_MIN_ENTRY_TOKENS, settings.memory_budget_tokens // settings.memory_fanout)
     # Offline, a turn gets an equal share of its entry: a longer digest would be cut.
-    share_chars = entry_tokens // settings.memory_fanout * _CHARS_PER_TOKEN + 16
+    share_chars = entry_tokens // settings.memory_fanout * _CHARS_PER_TOKEN - 4
     offline_chars = max(60, min(_OFFLINE_DIGEST_CHARS, share_chars))
     digest_chars = _PROVIDER_DIGEST_CHARS if provider is not None else offline_chars
     live = list(_scan_live(vault.layout.history, start, covered, digest_chars))
