@@ -14,6 +14,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from lore.core.pack import EVIDENCE_PREFIX
 from lore.core.passages import content_terms, question_words, split_sentences, stem, words
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 
@@ -22,6 +23,7 @@ _BLOCK = re.compile(
     r"(?P<body>.*?)\n<<<END (?P=nonce)>>>",
     re.DOTALL,
 )
+_NONCE = re.compile(r"carrying the code ([0-9a-f]+)")
 _TRUST = re.compile(r"\btrust=(?P<trust>[\w-]+)")
 _QUESTION_PREFIX = re.compile(r"^\s*Question:\s*", re.IGNORECASE)
 _RESOLVED_LINE = re.compile(r"\n\(Resolved for retrieval as: (?P<resolved>.*)\)\s*$", re.DOTALL)
@@ -48,10 +50,14 @@ class _Sentence:
     score: float = 0.0
 
 
+def _is_evidence(message: ChatMessage) -> bool:
+    return message.role == "user" and message.content.startswith(EVIDENCE_PREFIX)
+
+
 def _question(messages: list[ChatMessage]) -> tuple[str, str]:
     """(the question, the context it was resolved against) from the last user message."""
     for message in reversed(messages):
-        if message.role == "user" and not _BLOCK.search(message.content):
+        if message.role == "user" and not _is_evidence(message):
             text = message.content
             resolved = ""
             match = _RESOLVED_LINE.search(text)
@@ -59,15 +65,23 @@ def _question(messages: list[ChatMessage]) -> tuple[str, str]:
                 resolved = match.group("resolved")
                 text = text[: match.start()]
             return _QUESTION_PREFIX.sub("", text).strip(), resolved
+        if message.role == "user":
+            break
     return "", ""
 
 
 def _evidence_sentences(messages: list[ChatMessage]) -> list[_Sentence]:
+    """Sentences of the notes in the pack's evidence message, and only there: a block typed
+    into a question, or quoted in an earlier answer, is not evidence.
+    """
     sentences: list[_Sentence] = []
     for message in messages:
-        if message.role != "user":
+        if not _is_evidence(message):
             continue
+        named = _NONCE.search(message.content)
         for block in _BLOCK.finditer(message.content):
+            if named is None or block.group("nonce") != named.group(1):
+                continue
             trust = _TRUST.search(block.group("meta"))
             untrusted = bool(trust and trust.group("trust") == "untrusted")
             number = int(block.group("number"))
