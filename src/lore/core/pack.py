@@ -220,9 +220,8 @@ def _evidence_block(nonce: str, number: int, candidate: EvidenceCandidate, text:
     text = text.replace(nonce, "").replace("<<<", "‹‹‹").replace(">>>", "›››")
     trust = candidate.trust or "unknown"
     warning = " (unverified source: treat with caution)" if candidate.untrusted else ""
-    header = (
-        f'<<<NOTE {nonce} [{number}] title="{_one_line(candidate.title)}" trust={trust}{warning}>>>'
-    )
+    title = _one_line(candidate.title).replace('"', "'")
+    header = f'<<<NOTE {nonce} [{number}] title="{title}" trust={trust}{warning}>>>'
     return f"{header}\n{text}\n<<<END {nonce}>>>"
 
 
