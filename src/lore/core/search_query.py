@@ -9,7 +9,7 @@ wildcards), which then goes to the full parser.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 
 from whoosh.analysis import StemmingAnalyzer
@@ -138,6 +138,3 @@ def body_terms(query: Query) -> set[str]:
         if field == "body":
             terms.add(text.decode("utf-8") if isinstance(text, bytes) else str(text))
     return terms
-
-
-StemFunction = Callable[[str], str]
