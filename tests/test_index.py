@@ -266,3 +266,20 @@ def test_snippet_highlights_word_forms_and_dotted_names(vault: Vault) -> None:
     assert [hit.snippet[a:b] for a, b in hit.highlights] == ["Orbiting", "orbited"]
     [hit] = vault.index.search('"os.path"')
     assert [hit.snippet[a:b] for a, b in hit.highlights] == ["os.path"]
+
+
+def test_the_quick_query_path_builds_what_the_full_parser_builds(vault: Vault) -> None:
+    from lore.core.search_query import build_simple_query
+
+    parser = vault.index._query_parser()
+    queries = [
+        "magnetosphere", "great red spot", '"red spot"', '"the red spot"', "tag:moon",
+        "tags:Ice-Giant", "title:moons", "the", "orbit tag:moon \"great red\"", "Jupiter",
+        "x y", '"single"', "é café", "tag:moon title:io pluto", "snake_case", "co2 2026",
+    ]  # fmt: skip
+    for query in queries:
+        quick = build_simple_query(query)
+        assert quick is not None, query
+        assert quick.normalize() == parser.parse(query).normalize(), query
+    for query in ["a AND b", "(x)", "pl*", "os.path", "title:[a TO b]", 'odd "quote']:
+        assert build_simple_query(query) is None, query
