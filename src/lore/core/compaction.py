@@ -19,6 +19,7 @@ import contextlib
 import functools
 import json
 import re
+import secrets
 import threading
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from typing import Any, Protocol, TypeVar
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
-from lore.core.tokens import estimate_tokens
+from lore.core.tokens import estimate_message_tokens, estimate_tokens
 from lore.core.vault import Vault
 from lore.errors import ProviderError, VaultError
 
@@ -226,11 +227,19 @@ class ProviderSummariser:
 
     def _ask(self, material: str, max_tokens: int) -> str:
         words = max(10, int(max_tokens / 1.4))
+        # Past answers quote documents, and documents can carry instructions: the material
+        # is fenced by markers it cannot predict, and introduced as data.
+        fence = secrets.token_hex(6)
         messages = [
             ChatMessage("system", self.SYSTEM),
-            ChatMessage("user", f"{material}\n\nSummarise the above in at most {words} words."),
+            ChatMessage(
+                "user",
+                f"The data to summarise is between <data-{fence}> and </data-{fence}>.\n"
+                f"<data-{fence}>\n{material}\n</data-{fence}>\n\n"
+                f"Summarise the data above in at most {words} words.",
+            ),
         ]
-        prompt_tokens = sum(estimate_tokens(message.content) + 4 for message in messages)
+        prompt_tokens = sum(estimate_message_tokens(message.content) for message in messages)
         # The whole request must fit the server's window, or it truncates it silently.
         options = GenerationOptions(
             temperature=0.0, max_tokens=max_tokens, context_tokens=prompt_tokens + max_tokens + 64
