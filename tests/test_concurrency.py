@@ -203,3 +203,39 @@ def test_history_written_while_read(tmp_path: Path) -> None:
     assert seen_bad == []
     assert len(list(iter_records(log))) == 300
     assert os.path.getsize(log) > 300 * 3000
+
+
+def test_a_writer_waits_for_the_vault_lock(vault: Vault) -> None:
+    vault.create_note("Existing", "x")
+    with vault.lock():
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lore", "--vault", str(vault.root), "notes", "new", "Waiter"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        time.sleep(2.0)
+        assert process.poll() is None  # blocked on the lock, not failed
+        assert not (vault.layout.notes / "waiter.md").exists()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    assert (vault.layout.notes / "waiter.md").exists()
+
+
+def test_a_lock_held_too_long_is_one_clear_error(tmp_path: Path) -> None:
+    from lore.core.lock import VaultLock
+    from lore.errors import VaultLocked
+
+    path = tmp_path / "lock"
+    holder = VaultLock(path)
+    waiter = VaultLock(path, timeout_s=0.2)
+    with holder.hold():
+        started = time.monotonic()
+        try:
+            with waiter.hold():
+                raise AssertionError("the lock was taken twice")
+        except VaultLocked as exc:
+            assert "busy" in str(exc) and "\n" not in str(exc)
+        assert time.monotonic() - started < 2
+    with waiter.hold():
+        pass  # free again once the holder lets go
