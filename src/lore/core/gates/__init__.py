@@ -80,7 +80,7 @@ def run_gates(claims: list[Claim], ctx: GateContext) -> list[Verdict]:
 
     if settings.review:
         pending = [claim for claim in claims if claim.id not in verdicts]
-        for held_id, reasons in ctx.reviewer.review(pending).items():
+        for held_id, reasons in ctx.reviewer.review(pending, sanitised=settings.sanitise).items():
             claim = next(claim for claim in pending if claim.id == held_id)
             verdicts[held_id] = Verdict(claim, "hold", "review", reasons)
 

@@ -76,8 +76,11 @@ _ROLEPLAY_PATTERN = re.compile(_ROLEPLAY)
 _AI_PATTERN = re.compile(_AI)
 
 
-def heuristic_reasons(text: str) -> list[str]:
-    """Why `text` looks aimed at the AI that will read it; empty when it does not."""
+def heuristic_reasons(text: str, *, instructions: bool = True) -> list[str]:
+    """Why `text` looks aimed at the AI that will read it; empty when it does not.
+
+    `instructions=False` skips the instruction patterns the sanitiser has already applied.
+    """
     reasons = []
     text = text.lower()
     for label, pattern in _STRONG_PATTERNS:
@@ -87,7 +90,7 @@ def heuristic_reasons(text: str) -> list[str]:
     roleplay = _ROLEPLAY_PATTERN.search(text)
     if roleplay and _AI_PATTERN.search(text):
         reasons.append(f"role-play aimed at an AI: {roleplay.group(0)!r}")
-    instruction = find_instructions(text)
+    instruction = find_instructions(text) if instructions else []
     if instruction:
         start, end = instruction[0]
         reasons.append(f"instruction aimed at an AI: {text[start:end][:60]!r}")
@@ -128,11 +131,11 @@ class Reviewer:
         self.runner = runner or AsyncRunner()
         self.retries = retries
 
-    def review(self, claims: list[Claim]) -> dict[str, list[str]]:
+    def review(self, claims: list[Claim], *, sanitised: bool = False) -> dict[str, list[str]]:
         """Reasons to hold, per claim id; claims not in the result passed."""
         held: dict[str, list[str]] = {}
         for claim in claims:
-            reasons = heuristic_reasons(claim.text)
+            reasons = heuristic_reasons(claim.text, instructions=not sanitised)
             if reasons:
                 held[claim.id] = reasons
         if self.provider is not None:

@@ -132,12 +132,24 @@ class SimilarityIndex:
         self._word_buckets: dict[int, list[int]] = {}
         self._shingle_buckets: dict[int, list[int]] = {}
         self._by_path: dict[str, list[int]] = {}
+        # Sketches computed by nearest() for claims not yet added: each is computed once.
+        self._sketched: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     def __len__(self) -> int:
         return sum(1 for entry in self._entries if entry is not None)
 
+    def _sketches(self, text: str, *, keep: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        found = self._sketched.pop(text, None) if not keep else self._sketched.get(text)
+        if found is None:
+            found = sketches(text)
+            if keep:
+                if len(self._sketched) > 10_000:
+                    self._sketched.clear()
+                self._sketched[text] = found
+        return found
+
     def add(self, text: str, path: str, trust: str) -> None:
-        words, shingles = sketches(text)
+        words, shingles = self._sketches(text, keep=False)
         if not words and not shingles:
             return
         number = len(self._entries)
@@ -178,7 +190,7 @@ class SimilarityIndex:
                 entry.trust = trust
 
     def nearest(self, text: str, limit: int = 5) -> list[Match]:
-        words, shingles = sketches(text)
+        words, shingles = self._sketches(text, keep=True)
         hits: Counter[int] = Counter()
         for buckets, values in ((self._word_buckets, words), (self._shingle_buckets, shingles)):
             for value in values[:BUCKET_KEYS]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from lore.config import TrustLevel
 from lore.core.gates.similarity import SimilarityIndex
@@ -56,6 +56,9 @@ class Catalog:
         self.by_origin: dict[str, list[str]] = {}
         self.index = SimilarityIndex()
         self.trusted_titles: dict[str, str] = {}
+        # Notes this run wrote, with the (size, mtime) they were written with: a later claim
+        # that joins one skips re-reading and re-parsing it unless the file changed since.
+        self.written: dict[str, tuple[int, int, str, Note]] = {}
 
     @classmethod
     def build(cls, vault: Vault) -> Catalog:
@@ -132,8 +135,16 @@ class Filer:
     def _load(self, path: str) -> Note:
         if path not in self.pending:
             file = self.vault.root / path
-            self.before[path] = file.read_text(encoding="utf-8") if file.exists() else None
-            self.pending[path] = self.vault.read_note(path)
+            cached = self.catalog.written.get(path)
+            try:
+                info = file.stat()
+            except OSError:
+                info = None
+            if cached and info and (info.st_size, info.st_mtime_ns) == cached[:2]:
+                self.before[path], self.pending[path] = cached[2], cached[3]
+            else:
+                self.before[path] = file.read_text(encoding="utf-8") if info else None
+                self.pending[path] = self.vault.read_note(path)
         return self.pending[path]
 
     def _new_note(self, title: str, claim: Claim, pinned: bool) -> Note:
@@ -258,7 +269,10 @@ class Filer:
         note.trust = trust
         self.catalog.index.set_trust(path, trust)
 
-    def flush(self, *, write: bool = True) -> list[NoteChange]:
+    def flush(
+        self, *, write: bool = True, extra: list[tuple[Path, bytes]] | None = None
+    ) -> list[NoteChange]:
+        """Write every changed note (and `extra` files first) in one batch."""
         changes = []
         now = utc_now()
         for path, note in self.pending.items():
@@ -266,10 +280,21 @@ class Filer:
                 self._rewrite_body(note, self.appended.get(path, []))
                 note.updated = now
             changes.append(NoteChange(path, self.before.get(path), render_note(note)))
-        if write and changes:
-            atomic_write_many(
-                [(self.vault.resolve_inside(c.path), c.after.encode("utf-8")) for c in changes]
-            )
+        if write and (changes or extra):
+            files = [(self.vault.resolve_inside(c.path), c.after.encode("utf-8")) for c in changes]
+            atomic_write_many([*(extra or []), *files])
+            for change in changes:
+                try:
+                    info = (self.vault.root / change.path).stat()
+                except OSError:
+                    continue
+                note = self.pending[change.path]
+                self.catalog.written[change.path] = (
+                    info.st_size,
+                    info.st_mtime_ns,
+                    change.after,
+                    note,
+                )
         self.pending.clear()
         self.before.clear()
         self.appended.clear()

@@ -35,7 +35,7 @@ from lore.core.ingest.sources import (
 from lore.core.notes import utc_now
 from lore.core.providers.base import Provider
 from lore.core.quarantine import Quarantine
-from lore.core.storage import append_record, atomic_write_bytes, iter_records
+from lore.core.storage import append_record, iter_records
 from lore.core.trust_rules import TrustRules
 from lore.core.vault import Vault
 
@@ -221,10 +221,8 @@ class IngestSession:
             outcome.outcome = "failed"
             outcome.reasons = ["no text found in the document"]
             return outcome
-        if not self.dry_run:
-            raw_copy = self.vault.layout.raw / document.sha256
-            if not raw_copy.exists():
-                atomic_write_bytes(raw_copy, document.raw)
+        raw_copy = self.vault.layout.raw / document.sha256
+        extra = [] if raw_copy.exists() else [(raw_copy, document.raw)]
         filer = Filer(self.vault, self.catalog)
         if document.uri in self.ledger:
             outcome.superseded = filer.supersede(document.uri, document.sha256)
@@ -256,7 +254,7 @@ class IngestSession:
             outcome.outcome = "merged"
         else:
             outcome.outcome = "held"
-        filer.flush(write=not self.dry_run)
+        filer.flush(write=not self.dry_run, extra=extra)
         if self.dry_run:
             return outcome
         self.quarantine.hold(held)
