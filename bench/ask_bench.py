@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from lore.core.ask import AskEngine, AskFinished
+from lore.core.ask import MAX_RECENT_TURNS, AskEngine, AskFinished
 from lore.core.pack import build_pack
 from lore.core.providers.base import collect
 from lore.core.providers.offline import OfflineProvider
@@ -200,7 +200,8 @@ async def measure(vault: Vault, asked: list[str]) -> dict[str, list[float]]:
         pack = build_pack(
             question=question, resolved_question=found.resolved_question, followup=found.followup,
             settings=settings, evidence=found.candidates, terms=found.terms,
-            recent_turns=engine.memory.live_turns(64, only_ok=True), memory=engine.memory.ranked(),
+            recent_turns=engine.memory.live_turns(MAX_RECENT_TURNS, only_ok=True),
+            memory=engine.memory.ranked(),
         )  # fmt: skip
         timings["pack"].append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()

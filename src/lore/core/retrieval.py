@@ -30,6 +30,10 @@ _MAX_CONTEXT_CHARS = 300
 _PREVIOUS_CITED_TITLES = 3
 _MAX_CONTEXT_TERMS = 8
 _MAX_QUESTION_TERMS = 48
+_RERANK_EXTRA = 4
+# How much a section heading naming the question's subject adds to a note's normalised score.
+HEADING_WEIGHT = 0.5
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+)$", re.MULTILINE)
 _ORDINALS = {
     "first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4,
     "1st": 0, "2nd": 1, "3rd": 2, "4th": 3, "5th": 4, "last": -1,
@@ -158,6 +162,18 @@ def _ordinal_referent(vault: Vault, question: str, previous: Turn) -> tuple[str,
     return None
 
 
+def heading_match(body: str, wanted: set[str]) -> float:
+    """The largest share of `wanted` stems that one Markdown heading of `body` holds."""
+    if len(wanted) < 2:
+        # One word in a heading is too weak a signal to reorder the index's ranking.
+        return 0.0
+    best = 0.0
+    for match in _HEADING.finditer(body):
+        held = {stem(word) for word in words(match.group(1))} & wanted
+        best = max(best, len(held) / len(wanted))
+    return best
+
+
 def _cited_titles(vault: Vault, previous: Turn) -> list[str]:
     titles = []
     for note_id in previous.cited[:_PREVIOUS_CITED_TITLES]:
@@ -208,21 +224,33 @@ def retrieve(
         terms=list(dict.fromkeys(stem(word) for word in own_words + context_words)),
     )
     if query and limit > 0:
-        hits = vault.index.search(query, limit=limit, status="active", snippets=False)
+        # A few more than asked for, so a note whose section heading names the subject can
+        # move up past one that merely mentions it.
+        hits = vault.index.search(
+            query, limit=limit + _RERANK_EXTRA, status="active", snippets=False
+        )
+        found: list[tuple[float, EvidenceCandidate]] = []
+        best = max((hit.score for hit in hits), default=0.0) or 1.0
+        wanted = {stem(word) for word in own_words}
         for hit in hits:
             note, _ = vault.load_note(hit.path)
             if note is None or note.status != "active":
                 continue
-            retrieval.candidates.append(
-                EvidenceCandidate(
-                    rank=len(retrieval.candidates) + 1,
-                    note_id=note.id,
-                    title=note.title,
-                    path=note.path,
-                    trust=note.trust,
-                    score=hit.score,
-                    body=note.body,
-                )
+            candidate = EvidenceCandidate(
+                rank=0,
+                note_id=note.id,
+                title=note.title,
+                path=note.path,
+                trust=note.trust,
+                score=hit.score,
+                body=note.body,
             )
+            found.append(
+                (hit.score / best + HEADING_WEIGHT * heading_match(note.body, wanted), candidate)
+            )
+        found.sort(key=lambda pair: -pair[0])
+        for rank, (_, candidate) in enumerate(found[:limit], 1):
+            candidate.rank = rank
+            retrieval.candidates.append(candidate)
     retrieval.elapsed_ms = (time.perf_counter() - started) * 1000
     return retrieval
