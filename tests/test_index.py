@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from lore.core.index import NoteIndex
 from lore.core.vault import Vault
 
@@ -283,3 +285,25 @@ def test_the_quick_query_path_builds_what_the_full_parser_builds(vault: Vault) -
         assert quick.normalize() == parser.parse(query).normalize(), query
     for query in ["a AND b", "(x)", "pl*", "os.path", "title:[a TO b]", 'odd "quote']:
         assert build_simple_query(query) is None, query
+
+
+def test_manifest_journal_is_folded_and_survives_a_torn_line(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lore.core import index_manifest
+
+    monkeypatch.setattr(index_manifest, "COMPACT_AFTER", 3)
+    for number in range(7):
+        vault.create_note(f"Moonlet {number}", "tiny moon")
+    journal = vault.layout.index / "manifest.jsonl"
+    assert len(journal.read_text().splitlines()) <= 3  # older lines went into the snapshot
+    with open(journal, "ab") as handle:
+        handle.write(b'{"path": "notes/moonlet-0.md", "entry": [1, 2')
+    vault.close()
+    reopened = Vault.open(vault.root)
+    try:
+        report = reopened.reconcile()
+        assert report.touched == 0
+        assert len(reopened.index.search("moon", limit=20)) == 7
+    finally:
+        reopened.close()
