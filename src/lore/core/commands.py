@@ -256,7 +256,8 @@ def _cost_markdown(data: dict[str, Any]) -> str:
     source = "as reported by the model" if reported else "estimated"
     return "\n".join(
         [
-            f"- **{data['asks']:,} asks**: {data.get('ok', 0):,} answered, "
+            f"- **{data['asks']:,} ask{'' if data['asks'] == 1 else 's'}**: "
+            f"{data.get('ok', 0):,} answered, "
             f"{data.get('cancelled', 0):,} cancelled, {data.get('errors', 0):,} failed",
             f"- tokens: {_figure(data.get('prompt_tokens'))} in, "
             f"{_figure(data.get('completion_tokens'))} out ({source})",
