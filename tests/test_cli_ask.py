@@ -161,3 +161,16 @@ def test_ctrl_c_during_a_streamed_answer_keeps_the_turn_as_cancelled(sample_vaul
     last = HistoryStore(sample_vault).tail(1)[0]
     assert last.status == "cancelled"
     assert last.answer.startswith("word0 word1 word2")
+
+
+def test_a_budget_too_small_for_the_question_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    (sample_vault.root / "lore.yaml").write_text("ask:\n  budget_tokens: 120\n", encoding="utf-8")
+    code, _, err = _run(capsys, sample_vault, "context", "What is Io?")
+    assert code == 1
+    assert "ask.budget_tokens is 120" in err
+    assert len([line for line in err.splitlines() if line.strip()]) == 1
+    code, _, err = _run(capsys, sample_vault, "ask", "What is Io?")
+    assert code == 1 and "budget_tokens" in err
+    assert HistoryStore(sample_vault).tail(1) == []
