@@ -22,7 +22,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from lore.core.ingest import ingest, ingest_text  # noqa: E402
+from lore.core.ingest import IngestEvent, ingest, ingest_text  # noqa: E402
 from lore.core.vault import Vault, init_vault  # noqa: E402
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html/_sources")
@@ -53,8 +53,14 @@ def bench_corpus(folder: Path, scratch: Path) -> None:
     vault = Vault.open(init_vault(scratch / "docs-vault"))
     files = sorted(p for p in folder.rglob("*") if p.is_file())
     started, cpu_started = time.perf_counter(), cpu_seconds()
-    report = ingest(vault, [str(folder)], recursive=True)
+    last_source = [started]
+
+    def on_event(event: IngestEvent) -> None:
+        last_source[0] = time.perf_counter()
+
+    report = ingest(vault, [str(folder)], recursive=True, progress=on_event)
     elapsed, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
+    filing = last_source[0] - started
     vault.close()
     megabytes = report.bytes_read / 1e6
     counts, claims = report.counts(), report.claim_counts()
@@ -64,11 +70,14 @@ def bench_corpus(folder: Path, scratch: Path) -> None:
     print(
         f"  time:    {elapsed:.1f} s  ->  {len(report.sources) / elapsed:.1f} documents/s, {megabytes / elapsed:.2f} MB/s"
     )
+    print(
+        f"  of which reading, gating and filing {filing:.1f} s, search index build {elapsed - filing:.1f} s"
+    )
     print(f"  CPU time: {cpu:.1f} s (wall time includes waiting for other processes and the disk)")
     print(f"  load average while running: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"  peak memory (max RSS): {peak_rss_mb():.0f} MB")
     status = "OK" if elapsed < 60 and peak_rss_mb() < 500 else "MISSED"
-    print(f"  target < 60 s and < 500 MB: {status}")
+    print(f"  target < 60 s and < 500 MB: {status} (wall); CPU {'OK' if cpu < 60 else 'MISSED'}")
     held = [s for s in report.sources if s.held]
     if held:
         print(f"  documents with held claims: {len(held)}")
