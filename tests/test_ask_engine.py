@@ -262,8 +262,9 @@ async def test_after_compaction_the_pack_reads_memory_and_only_live_turns(
     ]
     for question in questions:
         await run(engine, question)
-    report = compact(sample_vault)
-    assert report.compacted
+    # Asking compacts on its own once the threshold passes; a manual run finds it done.
+    compact(sample_vault)
+    assert MemoryStore(sample_vault).watermark is not None
     live = MemoryStore(sample_vault).live_turns()
     pack = engine.preview("and Callisto?")
     memory_items = pack.section("memory").items

@@ -83,7 +83,7 @@ class AskSettings(StrictModel):
 class HistorySettings(StrictModel):
     compact_threshold_tokens: int = Field(default=6000, gt=0)
     keep_recent_turns: int = Field(default=6, ge=0)
-    memory_budget_tokens: int = Field(default=1500, gt=0)
+    memory_budget_tokens: int = Field(default=600, gt=0)
     memory_fanout: int = Field(default=8, ge=2)
 
 
@@ -217,7 +217,7 @@ history:
   # Older turns are compacted into memory once the live history passes this size.
   compact_threshold_tokens: 6000
   keep_recent_turns: 6
-  memory_budget_tokens: 1500
+  memory_budget_tokens: 600
 
 # keymap:
 #   ask.cancel: ctrl+c

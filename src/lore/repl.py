@@ -31,7 +31,15 @@ from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
-from lore.core.ask import AnswerDelta, AskEngine, AskFailed, AskFinished, AskStarted
+from lore.core.ask import (
+    AnswerDelta,
+    AskEngine,
+    AskFailed,
+    AskFinished,
+    AskStarted,
+    CompactionFailed,
+    MemoryCompacted,
+)
 from lore.core.commands import (
     CommandContext,
     CommandRegistry,
@@ -238,6 +246,14 @@ class ChatSession:
                 elif isinstance(event, AskFinished):
                     self._finished(event.turn, event.pack, event.citations_removed)
                 elif isinstance(event, AskFailed):
+                    self.error(event.error_message)
+                elif isinstance(event, MemoryCompacted):
+                    report = event.report
+                    self.note(
+                        f"(compacted {report.turns_covered} older turns into memory: live history "
+                        f"{report.live_tokens_before} → {report.live_tokens_after} tokens)"
+                    )
+                elif isinstance(event, CompactionFailed):
                     self.error(event.error_message)
         finally:
             if waiting is not None:

@@ -10,7 +10,16 @@ from rich.table import Table
 from rich.text import Text
 
 from lore.cli.common import Context, print_json
-from lore.core.ask import AnswerDelta, AskEngine, AskFailed, AskFinished, AskStarted, save_answer
+from lore.core.ask import (
+    AnswerDelta,
+    AskEngine,
+    AskFailed,
+    AskFinished,
+    AskStarted,
+    CompactionFailed,
+    MemoryCompacted,
+    save_answer,
+)
 from lore.core.commands import ingest_summary
 from lore.core.pack import ContextPack
 from lore.core.turns import Turn
@@ -107,6 +116,16 @@ async def _run_ask(ctx: Context, question: str) -> int:
                 finished = event
             elif isinstance(event, AskFailed):
                 failed = event
+            elif isinstance(event, MemoryCompacted) and stream_to_terminal:
+                compacted = event.report
+                ctx.err.print(
+                    Text(
+                        f"(compacted {compacted.turns_covered} older turns into memory)",
+                        style="dim",
+                    )
+                )
+            elif isinstance(event, CompactionFailed):
+                ctx.err.print(Text.assemble(("lore: ", "yellow"), event.error_message))
     finally:
         await engine.provider.aclose()
     if stream_to_terminal:

@@ -33,6 +33,7 @@ from lore.core.vault import Vault
 from lore.errors import LoreError, UsageError
 
 if TYPE_CHECKING:
+    from lore.core.compaction import CompactionReport
     from lore.core.history import HistoryStore
     from lore.core.memory import MemoryStore
 
@@ -66,7 +67,21 @@ class AskFailed:
     error_message: str
 
 
-AskEvent = AskStarted | AnswerDelta | AskFinished | AskFailed
+@dataclass
+class MemoryCompacted:
+    """After a completed turn, the live history passed its threshold and was compacted."""
+
+    report: CompactionReport
+
+
+@dataclass
+class CompactionFailed:
+    """Compaction after a turn failed; the turn and the old memory are intact."""
+
+    error_message: str
+
+
+AskEvent = AskStarted | AnswerDelta | AskFinished | AskFailed | MemoryCompacted | CompactionFailed
 
 
 @dataclass
@@ -236,27 +251,43 @@ class AskEngine:
                         parts.append(chunk.text)
                         yield AnswerDelta(chunk.text)
             except LoreError as exc:
-                failed = finish("error", exc.message)
+                failed = await asyncio.to_thread(finish, "error", exc.message)
                 yield AskFailed(failed, exc.message)
                 return
             except Exception as exc:
                 # A provider should raise ProviderError; anything else still ends as an
                 # error turn and one line, never a lost turn or a traceback.
                 message = f"the provider failed: {type(exc).__name__}: {exc}"
-                failed = finish("error", message)
+                failed = await asyncio.to_thread(finish, "error", message)
                 yield AskFailed(failed, message)
                 return
             if not "".join(parts).strip():
                 message = f"{provider.name} sent back an empty answer; nothing to show"
-                failed = finish("error", message)
+                failed = await asyncio.to_thread(finish, "error", message)
                 yield AskFailed(failed, message)
                 return
-            done = finish("ok")
+            done = await asyncio.to_thread(finish, "ok")
             yield AskFinished(done, prepared.pack, citations[1])
+            compaction = await self._compact_if_due(provider)
+            if compaction is not None:
+                yield compaction
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
             if not recorded:
                 finish("cancelled", "cancelled before the answer was complete")
             raise
+
+    async def _compact_if_due(
+        self, provider: Provider
+    ) -> MemoryCompacted | CompactionFailed | None:
+        """Keep the live history near its threshold without ever deleting a turn."""
+        from lore.core.compaction import compact_if_due
+
+        summariser = None if provider.name == "offline" else provider
+        try:
+            report = await asyncio.to_thread(compact_if_due, self.vault, provider=summariser)
+        except LoreError as exc:
+            return CompactionFailed(f"compaction after this answer failed: {exc.message}")
+        return MemoryCompacted(report) if report is not None else None
 
     def _record_metrics(
         self, turn: Turn, prepared: PreparedAsk | None, *, kept: int, removed: int
