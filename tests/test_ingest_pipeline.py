@@ -84,7 +84,7 @@ def test_a_crash_mid_ingest_leaves_no_half_file_and_the_rerun_finishes(
     def crash(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pipeline_module, "append_record", crash)
+    monkeypatch.setattr(pipeline_module, "append_raw", crash)
     with pytest.raises(KeyboardInterrupt):
         ingest(vault, [str(source)])
     monkeypatch.undo()

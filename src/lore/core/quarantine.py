@@ -21,7 +21,7 @@ from lore.config import TrustLevel
 from lore.core.audit import AuditEntry, AuditLog
 from lore.core.gates.types import Claim, Flag, Verdict
 from lore.core.notes import split_front_matter, utc_now
-from lore.core.storage import append_record, atomic_write_text, iter_records
+from lore.core.storage import append_record, atomic_write_many, atomic_write_text, iter_records
 from lore.core.vault import Vault
 from lore.errors import QuarantineError
 
@@ -262,14 +262,16 @@ class Quarantine:
     def hold(self, verdicts: builtins.list[Verdict]) -> builtins.list[str]:
         """Write a file per held claim; claims a person already rejected stay rejected."""
         written = []
+        files = []
         with self.vault.lock():
             for verdict in verdicts:
                 if self._tombstone(verdict.claim.id).exists():
                     continue
-                atomic_write_text(
-                    self._path(verdict.claim.id), render_held(HeldClaim.from_verdict(verdict))
-                )
+                text = render_held(HeldClaim.from_verdict(verdict))
+                files.append((self._path(verdict.claim.id), text.encode("utf-8")))
                 written.append(verdict.claim.id)
+            if files:
+                atomic_write_many(files)
         return written
 
     # -- decisions ---------------------------------------------------------------------------

@@ -35,7 +35,7 @@ from lore.core.ingest.sources import (
 from lore.core.notes import utc_now
 from lore.core.providers.base import Provider
 from lore.core.quarantine import Quarantine
-from lore.core.storage import append_record, iter_records
+from lore.core.storage import append_raw, encode_record, iter_records
 from lore.core.trust_rules import TrustRules
 from lore.core.vault import Vault
 
@@ -182,6 +182,30 @@ class IngestSession:
             if record.get("uri") and record.get("sha256"):
                 self.ledger[str(record["uri"])] = str(record["sha256"])
         self._read_url = read_url_with or (lambda url: read_url(url, config.ingest))
+        self._start_batch()
+
+    def _start_batch(self) -> None:
+        self.filer = Filer(self.vault, self.catalog)
+        self.pending_files: list[tuple[Path, bytes]] = []
+        self.pending_held: list[Verdict] = []
+        self.pending_audit: list[AuditEntry] = []
+        self.pending_ledger: list[dict[str, Any]] = []
+
+    def commit(self) -> None:
+        """Write what the sources since the last commit produced, in an order that keeps a
+        crash harmless: notes and raw copies, held claims, audit, and last the ledger that
+        marks the sources done."""
+        try:
+            self.filer.flush(write=not self.dry_run, extra=self.pending_files)
+            if not self.dry_run:
+                self.quarantine.hold(self.pending_held)
+                self.audit.append_many(self.pending_audit)
+                if self.pending_ledger:
+                    append_raw(
+                        self.ledger_path, b"".join(encode_record(r) for r in self.pending_ledger)
+                    )
+        finally:
+            self._start_batch()
 
     def close(self) -> None:
         self.runner.close()
@@ -222,8 +246,9 @@ class IngestSession:
             outcome.reasons = ["no text found in the document"]
             return outcome
         raw_copy = self.vault.layout.raw / document.sha256
-        extra = [] if raw_copy.exists() else [(raw_copy, document.raw)]
-        filer = Filer(self.vault, self.catalog)
+        if not raw_copy.exists() and all(path != raw_copy for path, _ in self.pending_files):
+            self.pending_files.append((raw_copy, document.raw))
+        filer = self.filer
         if document.uri in self.ledger:
             outcome.superseded = filer.supersede(document.uri, document.sha256)
         verdicts = run_gates(claims, self.gates)
@@ -254,25 +279,19 @@ class IngestSession:
             outcome.outcome = "merged"
         else:
             outcome.outcome = "held"
-        filer.flush(write=not self.dry_run, extra=extra)
-        if self.dry_run:
-            return outcome
-        self.quarantine.hold(held)
-        self.audit.append_many(
-            [
-                AuditEntry(
-                    verdict.claim.id,
-                    document.uri,
-                    verdict.gate,
-                    {"admit": "admitted", "merge": "merged", "hold": "held"}[verdict.decision],
-                    verdict.reasons,
-                    "lore",
-                )
-                for verdict in verdicts
-            ]
+        self.pending_held.extend(held)
+        self.pending_audit.extend(
+            AuditEntry(
+                verdict.claim.id,
+                document.uri,
+                verdict.gate,
+                {"admit": "admitted", "merge": "merged", "hold": "held"}[verdict.decision],
+                verdict.reasons,
+                "lore",
+            )
+            for verdict in verdicts
         )
-        append_record(
-            self.ledger_path,
+        self.pending_ledger.append(
             {
                 "uri": document.uri,
                 "sha256": document.sha256,
@@ -282,7 +301,7 @@ class IngestSession:
                 "admitted": outcome.admitted,
                 "merged": outcome.merged,
                 "held": outcome.held,
-            },
+            }
         )
         self.ledger[document.uri] = document.sha256
         return outcome
@@ -322,25 +341,76 @@ def ingest(
     session = IngestSession(
         vault, trust=trust, dry_run=dry_run, provider=provider, read_url_with=read_url_with
     )
-    try:
-        for label, what in planned:
-            try:
-                # Reading (a slow URL, a big file) happens outside the lock; the lock is held
-                # per source, so other Lore processes can write between sources.
+
+    def one(label: str, what: str | Path | None, document: SourceDocument | None) -> None:
+        try:
+            if document is None:
                 document = session.read(what)
-                with vault.lock():
-                    outcome = session.ingest_document(label, document, None)
-            except SourceError as exc:
-                outcome = SourceOutcome(label, "failed", reasons=[exc.reason])
-            report.sources.append(outcome)
-            if progress:
-                progress(IngestEvent("done", len(planned), len(report.sources), outcome))
+            outcome = session.ingest_document(label, document, None)
+        except SourceError as exc:
+            outcome = SourceOutcome(label, "failed", reasons=[exc.reason])
+        report.sources.append(outcome)
+        if progress:
+            progress(IngestEvent("done", len(planned), len(report.sources), outcome))
+
+    try:
+        for group in _batches(planned):
+            prefetched: SourceDocument | None = None
+            if len(group) == 1 and isinstance(group[0][1], str):
+                # A URL is fetched before the lock is taken: other Lore processes need not
+                # wait for a slow server.
+                try:
+                    prefetched = session.read(group[0][1])
+                except SourceError as exc:
+                    one_failed = SourceOutcome(group[0][0], "failed", reasons=[exc.reason])
+                    report.sources.append(one_failed)
+                    if progress:
+                        progress(IngestEvent("done", len(planned), len(report.sources), one_failed))
+                    continue
+            # Local files are read, gated and filed a batch at a time under the lock, and
+            # written together: one sync per batch instead of several per source.
+            with vault.lock():
+                for label, what in group:
+                    one(label, what, prefetched)
+                session.commit()
     finally:
         session.close()
         if not dry_run:
             vault.reconcile()
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+BATCH_SOURCES = 25
+BATCH_BYTES = 4_000_000
+
+
+def _batches(
+    planned: list[tuple[str, str | Path | None]],
+) -> list[list[tuple[str, str | Path | None]]]:
+    """Consecutive local files up to a count and size; each URL on its own."""
+    groups: list[list[tuple[str, str | Path | None]]] = []
+    current: list[tuple[str, str | Path | None]] = []
+    size = 0
+    for item in planned:
+        what = item[1]
+        if isinstance(what, str):
+            if current:
+                groups.append(current)
+                current, size = [], 0
+            groups.append([item])
+            continue
+        try:
+            size += what.stat().st_size if what is not None else 0
+        except OSError:
+            pass
+        current.append(item)
+        if len(current) >= BATCH_SOURCES or size >= BATCH_BYTES:
+            groups.append(current)
+            current, size = [], 0
+    if current:
+        groups.append(current)
+    return groups
 
 
 def ingest_text(
@@ -364,6 +434,7 @@ def ingest_text(
             try:
                 document = document_from_text(text, uri, title)
                 report.sources.append(session.ingest_document(uri, document, trust))
+                session.commit()
             except SourceError as exc:
                 report.sources.append(SourceOutcome(uri, "failed", uri=uri, reasons=[exc.reason]))
         finally:
