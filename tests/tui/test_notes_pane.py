@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from pane_harness import PaneHost, wait_until
-from textual.widgets import Input, Markdown, OptionList, Static
+from textual.widgets import Input, Label, Markdown, OptionList, Static
 
 from lore.core.vault import Vault
 from lore.tui.messages import VaultChanged
@@ -229,3 +229,21 @@ async def test_a_note_opened_from_elsewhere_is_revealed_in_the_tree(planets: Vau
             message="the tree did not follow the opened note",
         )
         assert "hundreds of volcanoes" in _viewer_text(pane)
+
+
+async def test_a_new_note_lands_in_the_folder_under_the_cursor(
+    planets: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = PaneHost(lambda: NotesPane(planets))
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(NotesPane)
+        pane.open_note("Mars")
+        tree = pane.query_one(NotesTree)
+        await wait_until(
+            lambda: tree.cursor_node is not None and str(tree.cursor_node.label) == "Mars"
+        )
+        tree.focus()
+        await pilot.press("n")
+        assert "notes/planets/" in str(app.screen.query_one(Label).render())
+        await pilot.press(*"Venus", "enter")
+        await wait_until(lambda: (planets.root / "notes" / "planets" / "venus.md").is_file())

@@ -26,7 +26,7 @@ from lore.core.vault import Vault
 from lore.tui.messages import VaultChanged
 from lore.tui.panes.pane_support import report_worker_failure, run_editor
 from lore.tui.widgets.notes_new_note import NewNoteScreen
-from lore.tui.widgets.notes_tree import NotesCatalog, NotesTree, TreeEntry
+from lore.tui.widgets.notes_tree import NOTES_PREFIX, NotesCatalog, NotesTree, TreeEntry
 
 NOTE_LINK_SCHEME = "note:"
 SEARCH_DELAY_S = 0.2
@@ -402,15 +402,29 @@ Changes made by other programs appear here without a restart.
         self.refresh_data()
 
     def action_new_note(self) -> None:
-        self.app.push_screen(NewNoteScreen(), self._create_note)
+        folder = self._folder_at_cursor()
 
-    def _create_note(self, title: str | None) -> None:
-        if title:
-            self._create(title)
+        def titled(title: str | None) -> None:
+            if title:
+                self._create(title, folder)
+
+        self.app.push_screen(NewNoteScreen(folder), titled)
+
+    def _folder_at_cursor(self) -> str:
+        """The folder the tree cursor is in, so a new note lands beside what the user sees."""
+        node = self.query_one(NotesTree).cursor_node
+        entry = node.data if node is not None else None
+        if entry is None:
+            return ""
+        if entry.kind == "folder":
+            return entry.key
+        if entry.kind == "note" and entry.key.startswith(NOTES_PREFIX):
+            return entry.key[len(NOTES_PREFIX) :].rpartition("/")[0]
+        return ""
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes-create")
-    def _create(self, title: str) -> None:
-        note = self.vault.create_note(title, f"# {title}\n\n")
+    def _create(self, title: str, folder: str = "") -> None:
+        note = self.vault.create_note(title, f"# {title}\n\n", folder=folder)
         self.app.call_from_thread(self._created, NoteView(note=note))
 
     def _created(self, view: NoteView) -> None:

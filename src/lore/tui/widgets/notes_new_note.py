@@ -36,9 +36,14 @@ class NewNoteScreen(ModalScreen[str | None]):
         ),
     ]
 
+    def __init__(self, folder: str = "") -> None:
+        super().__init__()
+        self._folder = folder
+
     def compose(self) -> ComposeResult:
+        where = f"notes/{self._folder}/" if self._folder else "notes/"
         with Vertical():
-            yield Label("Title of the new note")
+            yield Label(f"Title of the new note (in {where})")
             yield Input(placeholder="e.g. Orbital resonance", id="new-note-title")
             yield Label("Enter creates it and opens your editor · Esc cancels", classes="hint")
 
