@@ -231,9 +231,7 @@ async def test_a_note_opened_from_elsewhere_is_revealed_in_the_tree(planets: Vau
         assert "hundreds of volcanoes" in _viewer_text(pane)
 
 
-async def test_a_new_note_lands_in_the_folder_under_the_cursor(
-    planets: Vault, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def test_a_new_note_lands_in_the_folder_under_the_cursor(planets: Vault) -> None:
     app = PaneHost(lambda: NotesPane(planets))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
