@@ -236,3 +236,41 @@ def test_batch_writes_replace_every_file_and_leave_no_temporary_files(tmp_path: 
     atomic_write_many(files)
     assert [path.read_bytes() for path, _ in files] == [data for _, data in files]
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [f"{n}.md" for n in range(6)]
+
+
+def test_an_open_vault_keeps_its_catalog_and_sees_edits_made_since(
+    vault: Vault, tmp_path: Path
+) -> None:
+    ingest_text(
+        vault,
+        "Ceres is the largest object in the asteroid belt.",
+        uri="paste:c",
+        title="Ceres",
+        trust="semi-trusted",
+    )
+    note = vault.find("Ceres")
+    path = vault.root / note.path
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("Ceres is", "Vesta is not"), encoding="utf-8"
+    )
+    report = ingest_text(
+        vault,
+        "Vesta is not the largest object in the asteroid belt.",
+        uri="paste:v",
+        title="Vesta",
+        trust="semi-trusted",
+    )
+    assert report.sources[0].merged == 1  # matched the edited text, not the remembered one
+    dry = ingest_text(
+        vault,
+        "Pallas is an asteroid too.",
+        uri="paste:p",
+        title="Pallas",
+        trust="semi-trusted",
+        dry_run=True,
+    )
+    assert dry.sources[0].admitted == 1
+    again = ingest_text(
+        vault, "Pallas is an asteroid too.", uri="paste:p", title="Pallas", trust="semi-trusted"
+    )
+    assert (again.sources[0].admitted, again.sources[0].merged) == (1, 0)

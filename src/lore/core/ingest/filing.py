@@ -21,6 +21,7 @@ from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_many
 from lore.core.vault import Vault
 
+_CACHE_ATTRIBUTE = "_lore_ingest_catalog"
 _FOOTNOTE_DEF = re.compile(r"^\[\^src\d+\]:")
 _HEADING = re.compile(r"^#{1,6}\s")
 
@@ -59,13 +60,59 @@ class Catalog:
         # Notes this run wrote, with the (size, mtime) they were written with: a later claim
         # that joins one skips re-reading and re-parsing it unless the file changed since.
         self.written: dict[str, tuple[int, int, str, Note]] = {}
+        # (size, mtime_ns) of every note file the catalog reflects.
+        self.stats: dict[str, tuple[int, int]] = {}
 
     @classmethod
     def build(cls, vault: Vault) -> Catalog:
         catalog = cls()
-        for note in vault.iter_notes():
-            catalog.add(note, index_body=True)
+        catalog.sync(vault)
         return catalog
+
+    @classmethod
+    def for_vault(cls, vault: Vault) -> Catalog:
+        """The catalog kept with an open vault, brought up to date with the disk.
+
+        A long-lived process (the app, the REPL) reads each note once; later ingests only
+        re-read the notes whose size or mtime changed.
+        """
+        catalog = getattr(vault, _CACHE_ATTRIBUTE, None)
+        if not isinstance(catalog, Catalog):
+            catalog = cls.build(vault)
+            setattr(vault, _CACHE_ATTRIBUTE, catalog)
+        else:
+            catalog.sync(vault)
+        return catalog
+
+    @staticmethod
+    def forget(vault: Vault) -> None:
+        """Drop the kept catalog (after a dry run or a failure left it ahead of the disk)."""
+        if hasattr(vault, _CACHE_ATTRIBUTE):
+            delattr(vault, _CACHE_ATTRIBUTE)
+
+    def sync(self, vault: Vault) -> None:
+        current = {path: (size, mtime) for path, size, mtime in vault.scan_note_files()}
+        for path in [path for path in self.stats if path not in current]:
+            self.remove(path)
+        for path, stat in current.items():
+            if self.stats.get(path) == stat:
+                continue
+            self.remove(path)
+            note, _ = vault.load_note(path)
+            if note is not None:
+                self.add(note, index_body=True)
+        self.stats = current
+
+    def remove(self, path: str) -> None:
+        info = self.notes.pop(path, None)
+        self.index.remove_path(path)
+        self.written.pop(path, None)
+        self.stats.pop(path, None)
+        if info is None:
+            return
+        self.forget_title(info.title, path)
+        if info.origin_uri and path in self.by_origin.get(info.origin_uri, []):
+            self.by_origin[info.origin_uri].remove(path)
 
     def add(self, note: Note, *, index_body: bool) -> None:
         origin = note.extra.get("origin")
@@ -295,6 +342,8 @@ class Filer:
                     change.after,
                     note,
                 )
+                self.catalog.stats[change.path] = (info.st_size, info.st_mtime_ns)
+
         self.pending.clear()
         self.before.clear()
         self.appended.clear()

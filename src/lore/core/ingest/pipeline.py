@@ -159,7 +159,8 @@ class IngestSession:
         self.dry_run = dry_run
         config = vault.config
         self.rules = TrustRules.load(vault.layout.trust_rules)
-        self.catalog = Catalog.build(vault)
+        # A dry run changes the catalog without writing, so it works on a private copy.
+        self.catalog = Catalog.build(vault) if dry_run else Catalog.for_vault(vault)
         self.runner = AsyncRunner()
         retries = config.ingest.extract_retries
         self.extractor = Extractor(
@@ -353,6 +354,7 @@ def ingest(
         if progress:
             progress(IngestEvent("done", len(planned), len(report.sources), outcome))
 
+    completed = False
     try:
         for group in _batches(planned):
             prefetched: SourceDocument | None = None
@@ -373,8 +375,11 @@ def ingest(
                 for label, what in group:
                     one(label, what, prefetched)
                 session.commit()
+        completed = True
     finally:
         session.close()
+        if not completed:
+            Catalog.forget(vault)
         if not dry_run:
             vault.reconcile()
     report.elapsed_s = time.perf_counter() - started
@@ -437,6 +442,9 @@ def ingest_text(
                 session.commit()
             except SourceError as exc:
                 report.sources.append(SourceOutcome(uri, "failed", uri=uri, reasons=[exc.reason]))
+        except BaseException:
+            Catalog.forget(vault)
+            raise
         finally:
             session.close()
             if not dry_run:
