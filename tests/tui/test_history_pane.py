@@ -269,3 +269,18 @@ async def test_garbage_and_torn_lines_do_not_break_the_list(vault: Vault) -> Non
         shown = "\n".join(_rows(pane))
         assert all(f"Question {n}:" in shown for n in range(4))
         assert "cut off" not in shown
+
+
+async def test_nothing_is_read_until_the_pane_is_first_shown(vault: Vault) -> None:
+    from lore.tui.app import LoreApp
+
+    _write_history(vault, 5)
+    app = LoreApp(vault)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(lambda: app.query(HistoryPane))
+        pane = app.query_one(HistoryPane)
+        await pilot.pause(0.3)
+        # Starting the app leaves the disk to the pane the user is looking at.
+        assert pane.total == 0 and pane.memory is None
+        app.show_pane("history")
+        await wait_until(lambda: pane.total == 5 and pane.memory is not None)

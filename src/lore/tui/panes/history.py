@@ -148,6 +148,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
         self._search_timer: Timer | None = None
         self._detail_timer: Timer | None = None
         self._shown: Turn | None = None
+        self._started = False
         self._detail_source = ""
 
     def compose(self) -> ComposeResult:
@@ -171,8 +172,11 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     def focus_default(self) -> None:
         self.history_list.focus()
 
-    def on_mount(self) -> None:
-        self.refresh_data()
+    def on_show(self) -> None:
+        # The vault is read when the pane is first looked at, not while the app starts up.
+        if not self._started:
+            self._started = True
+            self.refresh_data()
 
     # -- loading -----------------------------------------------------------------------------
 
@@ -184,6 +188,8 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
         self._load_memory()
 
     def on_vault_changed(self, message: VaultChanged) -> None:
+        if not self._started:
+            return
         if "history" in message.kinds:
             self.refresh_data()
         elif "memory" in message.kinds:

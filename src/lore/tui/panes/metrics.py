@@ -200,6 +200,7 @@ New asks appear here as they are recorded, from this app or another process.
         self.store = MetricsStore(vault)
         self.window_index = 0
         self.view: MetricsView | None = None
+        self._started = False
 
     @property
     def window(self) -> int | None:
@@ -226,7 +227,12 @@ New asks appear here as they are recorded, from this app or another process.
         recent = self.query_one("#metrics-recent", DataTable)
         for key, label in RECENT_COLUMNS:
             recent.add_column(label, key=key)
-        self.refresh_data()
+
+    def on_show(self) -> None:
+        # The vault is read when the pane is first looked at, not while the app starts up.
+        if not self._started:
+            self._started = True
+            self.refresh_data()
 
     def focus_default(self) -> None:
         self.query_one("#metrics-recent", DataTable).focus()
@@ -237,7 +243,7 @@ New asks appear here as they are recorded, from this app or another process.
         self._load(self.window)
 
     def on_vault_changed(self, message: VaultChanged) -> None:
-        if "metrics" in message.kinds:
+        if self._started and "metrics" in message.kinds:
             self.refresh_data()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")

@@ -177,6 +177,7 @@ Changes made by other programs appear here without a restart.
         self._search_timer: Timer | None = None
         self._preview_timer: Timer | None = None
         self._loaded = False
+        self._started = False
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search notes…  (/)", id="notes-search")
@@ -195,8 +196,11 @@ Changes made by other programs appear here without a restart.
                 yield Label("Backlinks", id="notes-backlinks-title")
                 yield OptionList(id="notes-backlinks")
 
-    def on_mount(self) -> None:
-        self.refresh_data()
+    def on_show(self) -> None:
+        # The vault is read when the pane is first looked at, not while the app starts up.
+        if not self._started:
+            self._started = True
+            self.refresh_data()
 
     def focus_default(self) -> None:
         # The tree, so the pane's keys work at once; `/` reaches the search box.
@@ -209,7 +213,7 @@ Changes made by other programs appear here without a restart.
         self._load_catalog()
 
     def on_vault_changed(self, message: VaultChanged) -> None:
-        if "notes" in message.kinds:
+        if self._started and "notes" in message.kinds:
             self.refresh_data()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes-catalog")
@@ -233,6 +237,8 @@ Changes made by other programs appear here without a restart.
                 self.query_one("#notes-backlinks", OptionList).clear_options()
             elif self.current is None or view.note != self.current.note:
                 self._show_note(view)
+            else:
+                self.query_one(NotesTree).reveal(path)
 
     def _read_view(self, path: str) -> NoteView | None:
         note, _ = self.vault.load_note(path)

@@ -133,6 +133,7 @@ Every action is written to the audit log.
         self.selected: set[str] = set()
         self.promote_as: dict[str, TrustLevel] = {}
         self._loaded = False
+        self._started = False
 
     def compose(self) -> ComposeResult:
         yield Static("Reading the quarantine…", id="quarantine-summary")
@@ -143,7 +144,12 @@ Every action is written to the audit log.
     def on_mount(self) -> None:
         # Badges take their colours from the theme, so a theme switch redraws them.
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
-        self.refresh_data()
+
+    def on_show(self) -> None:
+        # The vault is read when the pane is first looked at, not while the app starts up.
+        if not self._started:
+            self._started = True
+            self.refresh_data()
 
     def _theme_changed(self, _theme: object) -> None:
         if self._loaded:
@@ -158,7 +164,7 @@ Every action is written to the audit log.
         self._load()
 
     def on_vault_changed(self, message: VaultChanged) -> None:
-        if "quarantine" in message.kinds:
+        if self._started and "quarantine" in message.kinds:
             self.refresh_data()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="quarantine-load")
