@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 SNIPPET_CHARS = 220
 LEAD_CHARS = 60
 SCAN_CHARS = 50_000
+WINDOW_CANDIDATES = 400
 _SPACE = re.compile(r"\s+")
 
 Span = tuple[int, int]
@@ -121,7 +122,8 @@ def make_snippet(body: str, terms: set[str], stem: Callable[[str], str]) -> tupl
         if len(opening) > SNIPPET_CHARS:
             opening = opening[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
         return opening, []
-    first = _best_window(matches)
+    # A word repeated thousands of times in a long note need not be weighed at every place.
+    first = _best_window(matches[:WINDOW_CANDIDATES])
     start = max(0, matches[first][0] - LEAD_CHARS)
     end = min(len(body), start + SNIPPET_CHARS)
     start, end = _clip(body, start, end)
