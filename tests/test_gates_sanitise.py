@@ -91,3 +91,8 @@ def test_markup_shown_in_a_code_block_is_not_hidden() -> None:
 def test_escaped_bytes_of_examples_are_not_flagged() -> None:
     assert kinds(r"b'\xff\xff\xff\xff\xff\xff\xff\xfc\x00' is the packed value.") == set()
     assert "encoded" in kinds(r"\x69\x67\x6e\x6f\x72\x65\x20\x61\x6c\x6c\x20\x72\x75\x6c\x65\x73")
+
+
+def test_markup_quoted_as_inline_code_is_not_hidden() -> None:
+    assert kinds("A comment looks like ``<!-- comment -->`` in HTML.") == set()
+    assert kinds("Use `<div hidden>` to hide an element.") == set()

@@ -32,6 +32,7 @@ _HIDDEN_STYLE = re.compile(
     r"|\shidden(?=[\s>=/])|aria-hidden\s*=\s*[\"']true)[^>]*>",
     re.IGNORECASE,
 )
+_INLINE_CODE = re.compile(r"``[^`]+``|`[^`\n]+`")
 _BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{40,}={0,2}(?![\w+/=-])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){20,}(?![0-9A-Za-z])")
 _ESCAPES = re.compile(r"(?:\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}){6,}")
@@ -274,14 +275,24 @@ def scan(text: str) -> list[Flag]:
     flags.extend(_single_chars(_INVISIBLE, text, "zero-width", "invisible character"))
     flags.extend(_single_chars(_BIDI, text, "bidi", "bidirectional override"))
     flags.extend(_single_chars(_CONTROL, text, "control", "control character"))
-    # Markup in a code block is shown to the reader as it is, so nothing in it is hidden.
+    # Markup in a code block or an inline code span is shown to the reader as it is, so
+    # nothing in it is hidden.
     if not is_code_block(text):
+        spans = [match.span() for match in _INLINE_CODE.finditer(text)]
+
+        def shown(start: int, end: int) -> bool:
+            return any(left <= start and end <= right for left, right in spans)
+
         for match in _HTML_COMMENT.finditer(text):
-            flags.append(Flag("html-comment", "HTML comment hidden from readers", *match.span()))
+            if not shown(*match.span()):
+                flags.append(
+                    Flag("html-comment", "HTML comment hidden from readers", *match.span())
+                )
         for match in _HIDDEN_STYLE.finditer(text):
-            flags.append(
-                Flag("hidden-style", "markup that hides its text from readers", *match.span())
-            )
+            if not shown(*match.span()):
+                flags.append(
+                    Flag("hidden-style", "markup that hides its text from readers", *match.span())
+                )
     flags.extend(_encoded(text))
     flags.extend(_homoglyphs(text))
     flags.extend(_exfiltration_links(text))
