@@ -14,6 +14,8 @@ SNIPPET_CHARS = 220
 LEAD_CHARS = 60
 SCAN_CHARS = 50_000
 WINDOW_CANDIDATES = 400
+# Enough to fill any window that starts at one of the candidates (a window holds < 100 words).
+MAX_MATCHES = WINDOW_CANDIDATES + 200
 _SPACE = re.compile(r"\s+")
 
 Span = tuple[int, int]
@@ -59,6 +61,8 @@ def find_matches(
         term = word if word in terms else stem(word)
         if term in terms:
             matches.append((start, end, term))
+            if len(matches) >= MAX_MATCHES:
+                break
     return matches
 
 
