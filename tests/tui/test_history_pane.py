@@ -66,7 +66,7 @@ async def test_turns_are_listed_newest_first_with_the_highlighted_turn_in_detail
     app = PaneHost(lambda: HistoryPane(vault))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
-        await wait_until(lambda: len(_rows(pane)) == 4 and "…" not in _rows(pane)[0])
+        await wait_until(lambda: len(_rows(pane)) == 4 and _rows(pane)[0].strip() != "…")
         rows = _rows(pane)
         assert "Question 3" in rows[0] and "⊘" in rows[0]
         assert "Question 0" in rows[3] and "340 tok" in rows[3]
@@ -95,7 +95,7 @@ async def test_a_hundred_thousand_turns_scroll_without_reading_them_all(vault: V
         history.focus()
         started = time.perf_counter()
         await pilot.press("pagedown")
-        await wait_until(lambda: "…" not in "".join(_rows(pane)))
+        await wait_until(lambda: all(row.strip() != "…" for row in _rows(pane)))
         assert time.perf_counter() - started < 2.0
         await pilot.press("end")
         await wait_until(lambda: _rows(pane) and "Question 0:" in _rows(pane)[-1])
@@ -284,3 +284,13 @@ async def test_nothing_is_read_until_the_pane_is_first_shown(vault: Vault) -> No
         assert pane.total == 0 and pane.memory is None
         app.show_pane("history")
         await wait_until(lambda: pane.total == 5 and pane.memory is not None)
+
+
+async def test_rows_fit_beside_the_scrollbar(vault: Vault) -> None:
+    _write_history(vault, 500)
+    app = PaneHost(lambda: HistoryPane(vault))
+    async with app.run_test(size=(140, 40)):
+        pane = app.query_one(HistoryPane)
+        await wait_until(lambda: pane.total == 500 and "Question 499" in _rows(pane)[0])
+        # Each row ends with its full timing, not cut off by the scrollbar.
+        assert all(row.endswith("0.9s") for row in _rows(pane))

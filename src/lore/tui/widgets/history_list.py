@@ -204,7 +204,7 @@ class HistoryList(ScrollView, can_focus=True):
 
     def _resize(self) -> None:
         self.cursor = min(max(0, self.cursor), max(0, self.row_count - 1))
-        self.virtual_size = Size(self.size.width, self.row_count)
+        self.virtual_size = Size(self.scrollable_content_region.width, self.row_count)
         self.refresh()
         self._announce(force=True)
 
@@ -272,7 +272,8 @@ class HistoryList(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         row = self.scroll_offset.y + y
-        width = self.size.width
+        # The scrollbar, shown once there are more rows than fit, takes its columns from here.
+        width = self.scrollable_content_region.width
         styles = self._row_styles()
         if row >= self.row_count:
             return Strip.blank(width, styles.base)
@@ -320,7 +321,7 @@ class HistoryList(ScrollView, can_focus=True):
         ]
 
     def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(event.size.width, self.row_count)
+        self.virtual_size = Size(self.scrollable_content_region.width, self.row_count)
 
     # -- the cursor --------------------------------------------------------------------------
 
