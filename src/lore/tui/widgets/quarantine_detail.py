@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from lore.config import TrustLevel
@@ -73,11 +73,16 @@ class QuarantineDetail(VerticalScroll):
         color: $text-muted;
         margin: 1 0 0 0;
     }
+    QuarantineDetail #quarantine-compare {
+        height: auto;
+    }
     QuarantineDetail #quarantine-claim {
+        width: 1fr;
         border: round $held;
         padding: 0 1;
     }
     QuarantineDetail #quarantine-related {
+        width: 1fr;
         border: round $secondary;
         padding: 0 1;
     }
@@ -88,9 +93,13 @@ class QuarantineDetail(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="quarantine-badges")
-        yield Static("Nothing is held. Claims the gates doubt appear here.", id="quarantine-claim")
+        # The claim and the note it may duplicate or contradict, side by side.
+        with Horizontal(id="quarantine-compare"):
+            yield Static(
+                "Nothing is held. Claims the gates doubt appear here.", id="quarantine-claim"
+            )
+            yield Static("", id="quarantine-related", classes="-absent")
         yield Static("", id="quarantine-facts")
-        yield Static("", id="quarantine-related", classes="-absent")
 
     def show(
         self,
@@ -125,8 +134,10 @@ class QuarantineDetail(VerticalScroll):
         facts.update(self._facts(held))
         if held.related_path:
             related.remove_class("-absent")
-            related.border_title = f"Similar or conflicting note: {held.related_path}"
-            related.update(Text(make_visible(held.related_text or "")))
+            related.border_title = "Similar or conflicting note"
+            shown = Text(f"{held.related_path}\n", style="dim")
+            shown.append(make_visible(held.related_text or ""))
+            related.update(shown)
         else:
             related.add_class("-absent")
         self.scroll_home(animate=False)
