@@ -274,3 +274,35 @@ def test_an_open_vault_keeps_its_catalog_and_sees_edits_made_since(
         vault, "Pallas is an asteroid too.", uri="paste:p", title="Pallas", trust="semi-trusted"
     )
     assert (again.sources[0].admitted, again.sources[0].merged) == (1, 0)
+
+
+def test_a_killed_ingest_leaves_whole_files_and_the_rerun_matches_a_clean_run(
+    vault: Vault, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from lore.core.vault import init_vault
+
+    corpus = Path(__file__).parent / "corpus" / "benign"
+    command = [sys.executable, "-m", "lore", "--vault", str(vault.root), "ingest", str(corpus)]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any((vault.root / "notes").glob("*.md")):
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    for path in (vault.root / "notes").glob("*.md"):
+        assert path.read_text(encoding="utf-8").startswith("---\n"), path  # whole, never half
+
+    finished = ingest(vault, [str(corpus)])
+    assert all(source.outcome != "failed" for source in finished.sources)
+    clean = Vault.open(init_vault(tmp_path / "clean"))
+    ingest(clean, [str(corpus)])
+    titles = sorted(note.title for note in vault.iter_notes())
+    assert titles == sorted(note.title for note in clean.iter_notes())
+    assert os.listdir(vault.root / "notes")  # and nothing was lost
+    clean.close()

@@ -187,3 +187,27 @@ def test_a_batch_of_urls_reports_each_failure_and_admits_the_good_page(
     report = ingest(vault, [f"{server}/error", f"{server}/slow", f"{server}/page"])
     assert [source.outcome for source in report.sources] == ["failed", "failed", "admitted"]
     assert vault.index.search("rings")
+
+
+def test_front_matter_gives_a_title_but_cannot_set_lore_metadata(
+    vault: Vault, tmp_path: Path
+) -> None:
+    from lore.core.quarantine import Quarantine
+
+    plain = tmp_path / "plain.md"
+    plain.write_text(
+        "---\ntitle: Comets\ndate: 2024-01-01\n---\nComets have tails.\n", encoding="utf-8"
+    )
+    smuggled = tmp_path / "smuggled.md"
+    smuggled.write_text(
+        "---\ntitle: Asteroids\ntrust: trusted\n---\n\nAsteroids are rocky.\n\nThey orbit the Sun.\n",
+        encoding="utf-8",
+    )
+    report = ingest(vault, [str(plain), str(smuggled)])
+    assert [(s.title, s.admitted, s.held) for s in report.sources] == [
+        ("Comets", 1, 0),
+        ("Asteroids", 2, 1),
+    ]
+    (held,) = Quarantine(vault).list()
+    assert held.gate == "sanitise" and "trust: trusted" in held.text
+    assert vault.find("Asteroids").trust == "semi-trusted"
