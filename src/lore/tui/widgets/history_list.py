@@ -27,8 +27,8 @@ from textual.strip import Strip
 from lore.core.turns import Turn
 
 PAGE_ROWS = 200
-CACHED_PAGES = 64
-STRIP_CACHE = 1024
+CACHED_PAGES = 16
+STRIP_CACHE = 256
 _STATUS_MARK = {"ok": "·", "cancelled": "⊘", "error": "✗"}
 
 
