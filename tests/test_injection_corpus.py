@@ -23,7 +23,7 @@ SHA = "0" * 64
 def test_corpus_is_large_enough() -> None:
     assert len(HOSTILE) >= 60
     assert len(BENIGN) >= 30
-    assert {case["gate"] for case in HOSTILE} == {"sanitise", "review"}
+    assert {case["gate"] for case in HOSTILE} <= {"sanitise", "review"}
 
 
 @pytest.mark.parametrize("case", HOSTILE, ids=[case["id"] for case in HOSTILE])
