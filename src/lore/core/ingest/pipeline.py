@@ -160,7 +160,9 @@ class IngestSession:
         config = vault.config
         self.rules = TrustRules.load(vault.layout.trust_rules)
         # A dry run changes the catalog without writing, so it works on a private copy.
-        self.catalog = Catalog.build(vault) if dry_run else Catalog.for_vault(vault)
+        # Under the lock: the kept catalog is shared by every thread using this vault.
+        with vault.lock():
+            self.catalog = Catalog.build(vault) if dry_run else Catalog.for_vault(vault)
         self.runner = AsyncRunner()
         retries = config.ingest.extract_retries
         self.extractor = Extractor(
