@@ -261,3 +261,16 @@ async def test_badges_follow_a_theme_switch(held: Vault) -> None:
         app.theme = "gruvbox" if app.theme != "gruvbox" else "nord"
         await pilot.pause()
         await wait_until(lambda: badge_colour() != before, message="badge kept the old colour")
+
+
+async def test_trust_changes_apply_to_the_whole_selection(held: Vault) -> None:
+    app = PaneHost(lambda: QuarantinePane(held))
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = await _ready(app, 3)
+        pane.query_one("#quarantine-list", OptionList).highlighted = 0
+        await pilot.press("space", "space", "up", "t")
+        assert sorted(pane.promote_as.values()) == ["trusted", "trusted"]
+        await pilot.press("p")
+        await wait_until(lambda: len(pane.held) == 1)
+        promoted = [e for e in AuditLog(held).read() if e.verdict == "promoted"]
+        assert len(promoted) == 2 and all("trust set to trusted" in e.reasons for e in promoted)

@@ -51,7 +51,7 @@ underlined and numbered in the claim.
 | `p` | Promote: file the claim (or the selected claims) into the notes |
 | `r` | Reject, with an optional reason; the claim is kept as a tombstone |
 | `e` | Edit the text, then promote it (Ctrl+S in the editor) |
-| `t` | Change the trust it will be promoted with (cycles trusted / semi / untrusted) |
+| `t` | Change the trust it (or the selection) will be promoted with: trusted, semi, untrusted |
 | `Space` | Select or unselect for a batch; `Esc` clears the selection |
 | `P` / `R` | Promote / reject every held claim from this claim's source (asks first) |
 | `u` | Undo the last promotion or rejection |
@@ -303,11 +303,14 @@ Every action is written to the audit log.
             return
         current = self.promote_as.get(claim.id)
         following = TRUST_CHOICES[(TRUST_CHOICES.index(current) + 1) % len(TRUST_CHOICES)]
-        if following is None:
-            self.promote_as.pop(claim.id, None)
-        else:
-            self.promote_as[claim.id] = following
-        self._refresh_row(claim)
+        # With a selection, the whole batch moves together, led by the highlighted claim.
+        changed = [c for c in self.held if c.id in self.selected] if self.selected else [claim]
+        for target in changed:
+            if following is None:
+                self.promote_as.pop(target.id, None)
+            else:
+                self.promote_as[target.id] = following
+            self._refresh_row(target)
         self._show_detail()
 
     def action_toggle_select(self) -> None:
