@@ -261,3 +261,29 @@ def test_rename_and_remove_find_links_to_titles_search_cannot_index(
     assert result.relinked == {linker.path: 2}
     assert vault.find("Linker").body.strip() == "see [[Renamed]] and [[Renamed|that]]"
     assert vault.remove_note("Renamed").linked_from == [linker.path]
+
+
+def test_threads_asking_for_the_index_at_once_share_one(tmp_path: Path) -> None:
+    """Workers of the app ask for the index together at start-up: it is opened once."""
+    import shutil
+    import threading
+
+    source = Path(__file__).resolve().parents[1] / "samples" / "vault"
+    root = tmp_path / "vault"
+    shutil.copytree(source, root, ignore=shutil.ignore_patterns(".lore"))
+    vault = Vault.open(root)
+    barrier = threading.Barrier(6)
+    seen: list[object] = []
+
+    def open_index() -> None:
+        barrier.wait()
+        seen.append(vault.index)
+
+    threads = [threading.Thread(target=open_index) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(seen) == 6
+    assert len({id(index) for index in seen}) == 1
+    vault.close()

@@ -23,11 +23,13 @@ class VaultLock:
         self.timeout_s = timeout_s
         self._thread_lock = threading.RLock()
         self._depth = 0
+        self._owner: int | None = None
         self._fd: int | None = None
 
     @contextmanager
     def hold(self) -> Iterator[None]:
         with self._thread_lock:
+            self._owner = threading.get_ident()
             if self._depth == 0:
                 self._acquire()
             self._depth += 1
@@ -36,7 +38,11 @@ class VaultLock:
             finally:
                 self._depth -= 1
                 if self._depth == 0:
+                    self._owner = None
                     self._release()
+
+    def held_by_this_thread(self) -> bool:
+        return self._depth > 0 and self._owner == threading.get_ident()
 
     def _acquire(self) -> None:
         try:

@@ -8,6 +8,7 @@ the lock) lives under `.lore/`.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -139,6 +140,7 @@ class Vault:
         self.warnings: list[str] = []
         self._lock = VaultLock(self.layout.lock)
         self._index: NoteIndex | None = None
+        self._index_opening = threading.Lock()
         self.last_reconcile: ReconcileReport | None = None
 
     # -- opening ---------------------------------------------------------------------------
@@ -257,11 +259,20 @@ class Vault:
     @property
     def index(self) -> NoteIndex:
         if self._index is None:
-            index = NoteIndex(self._index_folder(), self.load_note)
-            self.last_reconcile = index.open(self.scan_note_files(), self.lock)
-            for relpath, reason in self.last_reconcile.skipped.items():
-                self.warnings.append(f"skipped {relpath}: {reason}")
-            self._index = index
+            # Workers may ask for the index at the same moment: open it once. A thread that
+            # already holds the vault lock must not wait here, or it could wait on a thread
+            # that is itself waiting for the vault lock; it opens the index itself instead.
+            waited = self._index_opening.acquire(blocking=not self._lock.held_by_this_thread())
+            try:
+                if self._index is None:
+                    index = NoteIndex(self._index_folder(), self.load_note)
+                    self.last_reconcile = index.open(self.scan_note_files(), self.lock)
+                    for relpath, reason in self.last_reconcile.skipped.items():
+                        self.warnings.append(f"skipped {relpath}: {reason}")
+                    self._index = index
+            finally:
+                if waited:
+                    self._index_opening.release()
         return self._index
 
     def _index_folder(self) -> Path:
