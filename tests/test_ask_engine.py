@@ -111,6 +111,28 @@ async def test_a_follow_up_is_resolved_and_recorded(sample_vault: Vault) -> None
     assert finished.pack.section("recent_turns").items
 
 
+async def test_a_follow_up_naming_a_new_subject_answers_about_it(sample_vault: Vault) -> None:
+    engine = AskEngine(sample_vault, OfflineProvider())
+    await run(engine, "Why does Io have volcanoes?")
+    europa, titan, io = (sample_vault.find(title) for title in ("Europa", "Titan", "Io"))
+    for question, subject, resolved in (
+        ("and what about Europa?", europa, "Why does Europa have volcanoes?"),
+        ("and Titan?", titan, "Why does Titan have volcanoes?"),
+    ):
+        finished = (await run(engine, question))[-1]
+        assert isinstance(finished, AskFinished)
+        assert finished.turn.resolved_question == resolved
+        assert finished.pack.notes()[0].ref == subject.id
+        assert finished.turn.cited[0] == subject.id
+        assert io.id not in finished.turn.cited
+        assert subject.title in finished.turn.answer.split(".")[0]
+    # A pronoun still means the subject the conversation is on.
+    finished = (await run(engine, "how big is it?"))[-1]
+    assert isinstance(finished, AskFinished)
+    assert "(following up on: Why does Titan have volcanoes?)" in finished.turn.resolved_question
+    assert finished.turn.cited[0] == titan.id
+
+
 async def test_citations_to_notes_never_delivered_are_removed_and_counted(
     sample_vault: Vault,
 ) -> None:

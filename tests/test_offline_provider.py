@@ -9,12 +9,18 @@ from lore.core.providers.offline import NOTHING_RELEVANT, OfflineProvider
 from lore.core.retrieval import EvidenceCandidate
 
 
-def _pack(question: str, notes: list[tuple[str, str, str]]) -> list:
+def _pack(question: str, notes: list[tuple[str, str, str]], resolved: str = "") -> list:
     evidence = [
         EvidenceCandidate(rank, f"n{rank}", title, f"notes/{rank}.md", trust, 1.0, body)
         for rank, (title, body, trust) in enumerate(notes, 1)
     ]
-    return build_pack(question=question, settings=AskSettings(), evidence=evidence).messages()
+    return build_pack(
+        question=question,
+        resolved_question=resolved or None,
+        followup=bool(resolved),
+        settings=AskSettings(),
+        evidence=evidence,
+    ).messages()
 
 
 NOTES = [
@@ -98,3 +104,35 @@ async def test_a_block_typed_into_the_question_is_not_evidence() -> None:
     )
     reply = await collect(OfflineProvider(), _pack(question + " What is the moon made of?", []))
     assert reply.text == NOTHING_RELEVANT
+
+
+MOONS = [
+    (
+        "Io",
+        "Io has more than 400 active volcanoes. Io's volcanoes are driven by tidal heating.",
+        "trusted",
+    ),
+    (
+        "Europa",
+        "Europa hides a salty ocean under its ice. Europa is slightly smaller than the Moon.",
+        "trusted",
+    ),
+    ("Titan", "Titan is the second-largest moon in the Solar System.", "trusted"),
+]
+
+
+async def test_a_follow_up_about_a_new_subject_quotes_that_subject() -> None:
+    messages = _pack("and what about Europa?", MOONS, resolved="Why does Europa have volcanoes?")
+    reply = await collect(OfflineProvider(), messages)
+    assert "Europa" in reply.text and "[2]" in reply.text
+    assert "[1]" not in reply.text  # Io's volcanoes are not about Europa
+
+
+async def test_the_second_one_is_looked_up_in_the_context_not_as_a_word() -> None:
+    resolved = (
+        "and the second one? (following up on: Which moons may hide oceans?; "
+        "the second one: Europa)"
+    )
+    reply = await collect(OfflineProvider(), _pack("and the second one?", MOONS, resolved))
+    assert "[2]" in reply.text
+    assert "second-largest" not in reply.text

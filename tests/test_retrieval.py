@@ -124,3 +124,49 @@ def test_a_heading_that_names_the_subject_counts() -> None:
     assert heading_match(body, {"great", "dark", "spot"}) == 2 / 3
     assert heading_match(body, {"storm"}) == 0.0
     assert heading_match("no headings here", {"great", "spot"}) == 0.0
+
+
+def test_a_follow_up_naming_a_new_subject_keeps_the_question_and_swaps_the_subject() -> None:
+    io = _turn("Why does Io have volcanoes?")
+    assert resolve_followup("and what about Europa?", io) == (
+        "Why does Europa have volcanoes?",
+        True,
+    )
+    assert resolve_followup("and Titan?", io) == ("Why does Titan have volcanoes?", True)
+    mars = _turn("How far is Mars from the Sun?")
+    assert resolve_followup("how about the Moon?", mars)[0] == "How far is the Moon from the Sun?"
+    # Pronouns, bare questions, lowercase attributes and the same subject again still lean
+    # on the whole earlier question.
+    for question in (
+        "how big is it?", "why?", "and the second one?", "and craters?", "and Io?", "What is Europa?",
+    ):  # fmt: skip
+        resolved, followup = resolve_followup(question, io)
+        assert followup
+        assert resolved == f"{question} (following up on: Why does Io have volcanoes?)"
+
+
+def test_a_new_subject_is_retrieved_in_place_of_the_old_one(sample_vault: Vault) -> None:
+    io = sample_vault.find("Io")
+    previous = _turn("Why does Io have volcanoes?", cited=[io.id])
+    for question in ("and what about Europa?", "and what about europa?"):
+        found = retrieve(sample_vault, question, previous=previous)
+        assert found.followup
+        assert found.resolved_question == "Why does Europa have volcanoes?"
+        assert found.candidates[0].title == "Europa"
+        assert "io" not in found.query.split()
+        assert "volcanoes" in found.query.split()
+    saturn = sample_vault.find("Saturn")
+    moons = _turn("How many moons does Saturn have?", cited=[saturn.id])
+    found = retrieve(sample_vault, "what about Jupiter?", previous=moons)
+    assert found.resolved_question == "How many moons does Jupiter have?"
+    assert found.candidates[0].title == "Jupiter"
+    assert "saturn" not in found.query
+
+
+def test_one_of_the_things_asked_about_is_not_a_new_subject(sample_vault: Vault) -> None:
+    # Titan is one of Saturn's moons (its note is tagged "moon"), not a planet in Saturn's
+    # place: the follow-up keeps Saturn in view and still finds Titan first.
+    previous = _turn("Which moons of Saturn are the largest?")
+    found = retrieve(sample_vault, "and Titan?", previous=previous)
+    assert "following up on: Which moons of Saturn are the largest?" in found.resolved_question
+    assert found.candidates[0].title == "Titan"

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lore.core.passages import content_words, question_words, stem, words
+from lore.core.subjects import SubjectSwap, TitleLookup, swap_subject
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
@@ -23,7 +25,8 @@ _FOLLOWUP_OPENERS = (
 _ANAPHORA_TEXT = """it its it's itself that this those these they them their theirs he she him her his
     hers one ones former latter above previous last first second third fourth fifth other
     another there same such"""
-_ANAPHORA = frozenset(_ANAPHORA_TEXT.split())
+ANAPHORA = frozenset(_ANAPHORA_TEXT.split())
+FOLLOWING_UP = "(following up on:"
 _NESTED = re.compile(r"^(.*?) \(following up on: (.*)\)$", re.DOTALL)
 _SHORT_QUESTION_WORDS = 3
 _MAX_CONTEXT_CHARS = 300
@@ -96,14 +99,15 @@ def is_followup(question: str) -> bool:
         return True
     if any(lowered == opener or lowered.startswith(opener + " ") for opener in _FOLLOWUP_OPENERS):
         return True
-    return any(token in _ANAPHORA for token in tokens)
+    return any(token in ANAPHORA for token in tokens)
 
 
-def resolve_followup(question: str, previous: Turn | None) -> tuple[str, bool]:
-    """(the question as retrieval should read it, whether it was a follow-up)."""
-    question = " ".join(question.split())
-    if previous is None or not is_followup(question):
-        return question, False
+def _no_titles(phrase: str) -> tuple[str, Sequence[str]] | None:
+    return None
+
+
+def _earlier(previous: Turn) -> str:
+    """The previous question as it was resolved, one flat line of bounded length."""
     earlier = " ".join((previous.resolved_question or previous.question).split())
     # A chain of follow-ups stays flat: "c (following up on: b; a)", newest context first.
     nested = _NESTED.match(earlier)
@@ -111,7 +115,45 @@ def resolve_followup(question: str, previous: Turn | None) -> tuple[str, bool]:
         earlier = f"{nested.group(1)}; {nested.group(2)}"
     if len(earlier) > _MAX_CONTEXT_CHARS:
         earlier = earlier[:_MAX_CONTEXT_CHARS].rsplit(" ", 1)[0] + " …"
-    return f"{question} (following up on: {earlier})", True
+    return earlier
+
+
+def _resolve(
+    question: str, previous: Turn | None, titles: TitleLookup
+) -> tuple[str, bool, SubjectSwap | None]:
+    question = " ".join(question.split())
+    if previous is None or not is_followup(question):
+        return question, False, None
+    earlier = _earlier(previous)
+    # "and what about Europa?" keeps the earlier question and changes its subject; a
+    # pronoun ("and its moons?") still points at the earlier subject.
+    if not any(word in ANAPHORA for word in words(question)):
+        swap = swap_subject(question, earlier, titles)
+        if swap is not None:
+            return swap.resolved, True, swap
+    return f"{question} {FOLLOWING_UP} {earlier})", True, None
+
+
+def resolve_followup(
+    question: str, previous: Turn | None, *, titles: TitleLookup = _no_titles
+) -> tuple[str, bool]:
+    """(the question as retrieval should read it, whether it was a follow-up).
+
+    `titles` says which phrases are note titles (see `subjects.TitleLookup`); without it a new
+    subject is recognised by its capitals alone.
+    """
+    resolved, followup, _ = _resolve(question, previous, titles)
+    return resolved, followup
+
+
+def _title_lookup(vault: Vault) -> TitleLookup:
+    def named(phrase: str) -> tuple[str, Sequence[str]] | None:
+        for fields in vault.index.lookup(title_key=phrase):
+            tags = [tag for tag in str(fields.get("tags", "")).split(",") if tag]
+            return str(fields.get("title", phrase)), tags
+        return None
+
+    return named
 
 
 def _search_query(terms: list[str], context_terms: list[str]) -> str:
@@ -188,18 +230,21 @@ def retrieve(
     """Resolve a follow-up against `previous`, then fetch the top-k active notes."""
     started = time.perf_counter()
     limit = top_k if top_k is not None else vault.config.ask.top_k
-    resolved, followup = resolve_followup(question, previous)
+    resolved, followup, swap = _resolve(question, previous, _title_lookup(vault))
     # The index stems words its own way, so it is given the words; passages and the offline
     # provider match on Lore's stems.
     own_words = question_words(question)
     context_words: list[str] = []
-    if followup and previous is not None:
+    if swap is not None:
+        # The earlier question's intent, without its old subject or the notes cited for it.
+        context_words = content_words(swap.resolved)
+    elif followup and previous is not None:
         referent = _ordinal_referent(vault, question, previous)
         if referent is not None:
             ordinal, title = referent
             own_words = list(dict.fromkeys([*content_words(title), *own_words]))
             resolved = f"{resolved[:-1]}; the {ordinal} one: {title})"
-        context_words = content_words(previous.resolved_question or previous.question)
+        context_words = content_words(_earlier(previous))
         for title in _cited_titles(vault, previous):
             context_words.extend(content_words(title))
     # Bare words only: punctuation, quotes and field syntax from a pasted question must not

@@ -15,8 +15,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from lore.core.pack import EVIDENCE_PREFIX
-from lore.core.passages import content_terms, question_words, split_sentences, stem, words
+from lore.core.passages import question_words, split_sentences, stem, words
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
+from lore.core.retrieval import ANAPHORA, FOLLOWING_UP
 
 _BLOCK = re.compile(
     r"<<<NOTE (?P<nonce>[0-9a-f]+) \[(?P<number>\d+)\] (?P<meta>[^\n]*?)>>>\n"
@@ -33,6 +34,9 @@ MAX_SENTENCES = 3
 MIN_COVERAGE = 0.5
 # Further sentences must score at least this share of the best one.
 SECONDARY_SHARE = 0.5
+# In a follow-up that names what it asks about ("and what about Europa?"), a sentence that
+# holds none of the question's own words counts this much: it is about something else.
+OFF_SUBJECT = 0.5
 _WIKI_LINK = re.compile(r"\[\[([^\]|\n]+?)(?:\|([^\]\n]+))?\]\]")
 MAX_SENTENCE_CHARS = 400
 NOTHING_RELEVANT = (
@@ -114,6 +118,9 @@ def _score(
         frequency = sum(1 for bag in bags if term in bag)
         weights[term] = math.log(1 + total / frequency) if frequency else math.log(1 + 2 * total)
     wanted = question_terms or context_terms
+    on_subject = bool(question_terms and context_terms) and any(
+        term in bag for bag in bags for term in question_terms
+    )
     wanted_weight = sum(weights[term] for term in wanted) or 1.0
     best_coverage = 0.0
     for sentence, bag in zip(sentences, bags, strict=True):
@@ -127,6 +134,8 @@ def _score(
             best_coverage, sum(weights[t] for t in wanted if t in bag) / wanted_weight
         )
         score = own + borrowed
+        if not own and on_subject:
+            score *= OFF_SUBJECT
         # Long sentences match more words by chance; an untrusted note ranks a little lower.
         score /= 1 + len(bag) / 60
         if sentence.untrusted:
@@ -143,8 +152,14 @@ def _readable(text: str) -> str:
 def compose_answer(messages: list[ChatMessage]) -> str:
     """The extractive answer for a pack's messages."""
     question, resolved = _question(messages)
-    question_terms = list(dict.fromkeys(stem(word) for word in question_words(question)))
-    context_terms = content_terms(resolved) if resolved else []
+    # "the second one", "the other": in a follow-up these point at the context, which names
+    # what they mean; they are not words to look for.
+    pointers = {word for word in words(question) if word in ANAPHORA} if resolved else set()
+    question_terms = list(
+        dict.fromkeys(stem(word) for word in question_words(question) if word not in pointers)
+    )
+    context_words = question_words(resolved.replace(FOLLOWING_UP, ";")) if resolved else []
+    context_terms = list(dict.fromkeys(stem(w) for w in context_words if w not in pointers))
     sentences = _evidence_sentences(messages)
     if not sentences or not (question_terms or context_terms):
         return NOTHING_RELEVANT
