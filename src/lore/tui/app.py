@@ -16,9 +16,8 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.lazy import Lazy
 from textual.theme import Theme
-from textual.widget import Widget
+from textual.widget import MountError, Widget
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
@@ -96,6 +95,8 @@ class LoreApp(App[None]):
         self._provider = provider
         self.watcher = VaultWatcher(vault)
         self.quarantine_count: int | None = None
+        self._unmounted_panes: dict[str, Widget] = {}
+        self._pending_note: str | None = None
         self._lore_themes: list[str] = []
         # Theme files are tiny and decide how the first screen looks, so they are read here,
         # before the first frame, rather than swapping colours a moment after it.
@@ -117,9 +118,12 @@ class LoreApp(App[None]):
             for number, (pane_id, label, spec) in enumerate(PANES, 1):
                 with TabPane(self._tab_label(number, label), id=pane_id):
                     widget = self._make_pane(pane_id, spec)
-                    # Only the first pane is needed for the first screen; the others mount
-                    # right after it.
-                    yield widget if pane_id == "ask" else Lazy(widget)
+                    # Only the first pane is needed for the first screen; the others are
+                    # mounted once it has been drawn.
+                    if pane_id == "ask":
+                        yield widget
+                    else:
+                        self._unmounted_panes[pane_id] = widget
         yield Footer()
 
     def _make_pane(self, pane_id: str, spec: str) -> Widget:
@@ -145,9 +149,22 @@ class LoreApp(App[None]):
             self.notify(problem, title="Theme not loaded", severity="warning", timeout=8)
         self.theme_changed_signal.subscribe(self, self._remember_theme_choice)
         self._apply_keymap(self.vault.config.keymap)
+        # Background work starts once the first screen is drawn, so it never delays it.
+        self.call_after_refresh(self._after_first_frame)
+
+    async def _after_first_frame(self) -> None:
         self._open_index()
         self._count_quarantine()
         self._watch_vault()
+        pending, self._unmounted_panes = self._unmounted_panes, {}
+        for pane_id, widget in pending.items():
+            try:
+                await self.tabs.get_pane(pane_id).mount(widget)
+            except MountError:
+                return  # the app is closing
+        if self._pending_note is not None:
+            self._open_in_notes(self._pending_note)
+            self._pending_note = None
 
     # -- providers and data the panes share -------------------------------------------------
 
@@ -222,14 +239,14 @@ class LoreApp(App[None]):
         self.show_pane("notes")
         self.call_after_refresh(self._open_in_notes, ref)
 
-    def _open_in_notes(self, ref: str, attempts: int = 40) -> None:
+    def _open_in_notes(self, ref: str) -> None:
         widget = self.pane("notes")
         opener = getattr(widget, "open_note", None)
         if callable(opener):
             opener(ref)
-        elif attempts:
-            # Just after start-up the lazily mounted pane may not exist yet.
-            self.set_timer(0.05, lambda: self._open_in_notes(ref, attempts - 1))
+        else:
+            # Just after start-up the pane may not be mounted yet; it opens this when it is.
+            self._pending_note = ref
 
     def on_open_note(self, message: OpenNote) -> None:
         message.stop()

@@ -135,8 +135,11 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     def on_mount(self) -> None:
         self.prompt.focus()
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
         self._load_recall()
-        self._refresh_preview("")
+        self._refresh_preview(self.prompt.text)
 
     # -- parts -------------------------------------------------------------------------------
 
