@@ -307,3 +307,60 @@ def test_manifest_journal_is_folded_and_survives_a_torn_line(
         assert len(reopened.index.search("moon", limit=20)) == 7
     finally:
         reopened.close()
+
+
+def test_an_index_written_before_the_search_columns_is_rebuilt_on_open(vault: Vault) -> None:
+    from whoosh import index as whoosh_index
+    from whoosh.fields import ID, TEXT, Schema
+
+    vault.create_note("Durable", "words that survive")
+    vault.close()
+    for entry in vault.layout.index.iterdir():
+        if not entry.name.startswith("manifest"):
+            entry.unlink()
+    whoosh_index.create_in(
+        str(vault.layout.index), Schema(path=ID(stored=True, unique=True), body=TEXT(stored=True))
+    )
+    reopened = Vault.open(vault.root)
+    assert _titles(reopened, "survive") == ["Durable"]
+    assert reopened.last_reconcile is not None and reopened.last_reconcile.rebuilt
+    reopened.close()
+
+
+def test_phrases_and_scores_are_whooshs_own(vault: Vault) -> None:
+    from whoosh.query import Or, Phrase, Query
+    from whoosh.scoring import BM25F
+
+    from lore.core.search_phrase import AdjacentPhrase
+
+    bodies = [
+        "red spot storm on the giant planet, a red spot that never ends",
+        "the spot is red; a storm spot, red and old",
+        "storm red spot red spot red spot",
+        "nothing to see here but a red herring",
+        "Red Spot: the great red spot of Jupiter, a red spot storm",
+    ]
+    for number, body in enumerate(bodies * 3):
+        vault.create_note(f"Note {number}", body, tags=["red spot"] if number % 4 == 0 else [])
+    vault.remove_note("Note 2")  # a deleted document in one of several segments
+
+    def plain(query: Query) -> Query:
+        if isinstance(query, AdjacentPhrase):
+            return Phrase(query.fieldname, list(query.words))
+        if isinstance(query, Or):
+            query.subqueries = [plain(child) for child in query.subqueries]
+        return query
+
+    index = vault.index
+    ours = index._current_searcher()
+    with index._index.searcher(weighting=BM25F()) as theirs:
+        for text in [
+            '"red spot"',
+            '"red spot storm"',
+            "red spot",
+            '"spot red" storm',
+            "title:note",
+        ]:
+            expected = theirs.search(plain(index.parse(text)), limit=50).top_n
+            assert ours.search(index.parse(text), limit=50).top_n == expected, text
+            assert expected, text

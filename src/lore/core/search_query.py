@@ -14,7 +14,9 @@ from functools import lru_cache
 
 from whoosh.analysis import StemmingAnalyzer
 from whoosh.lang.porter import stem
-from whoosh.query import Or, Phrase, Query, Term
+from whoosh.query import Or, Query, Term
+
+from lore.core.search_phrase import AdjacentPhrase
 
 # The fields a bare word is looked up in, in the order whoosh's parser lists them.
 SEARCH_FIELDS = ("title", "tags", "body")
@@ -64,9 +66,9 @@ def _phrase_query(text: str) -> Query | None:
         return None
     return Or(
         [
-            Phrase("title", terms),
+            AdjacentPhrase("title", terms),
             Term("tags", " ".join(words).lower()),
-            Phrase("body", terms),
+            AdjacentPhrase("body", terms),
         ]
     )
 

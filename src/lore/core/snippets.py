@@ -16,7 +16,6 @@ SCAN_CHARS = 50_000
 WINDOW_CANDIDATES = 400
 # Enough to fill any window that starts at one of the candidates (a window holds < 100 words).
 MAX_MATCHES = WINDOW_CANDIDATES + 200
-_SPACE = re.compile(r"\s+")
 
 Span = tuple[int, int]
 
@@ -94,25 +93,17 @@ def _clip(body: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _collapse(body: str, start: int, end: int, spans: list[Span]) -> tuple[str, list[Span]]:
-    """body[start:end] with runs of white space made single spaces, spans moved to match."""
-    pieces: list[str] = []
+    """body[start:end] with runs of white space made single spaces and the ends trimmed, spans
+    moved to match. A span holds no white space, so it keeps its length.
+    """
+    region = body[start:end]
     shifted: list[Span] = []
-    length = 0
-    cursor = start
     for span_start, span_end in spans:
-        gap = _SPACE.sub(" ", body[cursor:span_start])
-        pieces.append(gap)
-        length += len(gap)
-        word = body[span_start:span_end]
-        pieces.append(word)
-        shifted.append((length, length + len(word)))
-        length += len(word)
-        cursor = span_end
-    pieces.append(_SPACE.sub(" ", body[cursor:end]))
-    text = "".join(pieces)
-    stripped = text.lstrip()
-    offset = len(text) - len(stripped)
-    return stripped.rstrip(), [(a - offset, b - offset) for a, b in shifted]
+        before = region[: span_start - start]
+        collapsed = " ".join(before.split())
+        offset = len(collapsed) + 1 if collapsed and before[-1].isspace() else len(collapsed)
+        shifted.append((offset, offset + span_end - span_start))
+    return " ".join(region.split()), shifted
 
 
 def make_snippet(body: str, terms: set[str], stem: Callable[[str], str]) -> tuple[str, list[Span]]:
