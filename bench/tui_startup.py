@@ -30,17 +30,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.pilot import Pilot
 from textual.widgets import Footer, Header, TabbedContent, TabPane
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from index_bench import CORPUS_NAME, DATA, build_vault  # noqa: E402
-
-from lore.core.turns import Turn, TurnTimings, TurnUsage  # noqa: E402
-from lore.core.vault import Vault  # noqa: E402
+from index_bench import CORPUS_NAME, DATA, build_vault
+from lore.core.turns import Turn, TurnTimings, TurnUsage
+from lore.core.vault import Vault
 
 NOTES = 10_000
 TURNS = 100_000
@@ -234,8 +233,10 @@ async def measure_history(root: Path, pages: int) -> tuple[float, list[float], i
         height = listing.scrollable_content_region.height
         top = listing.scroll_offset.y
         last = min(listing.row_count, top + height) - 1
-        return bool(listing.row_count) and listing.turn_at(top) is not None and (
-            listing.turn_at(last) is not None
+        return (
+            bool(listing.row_count)
+            and listing.turn_at(top) is not None
+            and (listing.turn_at(last) is not None)
         )
 
     async def drawn(listing: HistoryList) -> float:

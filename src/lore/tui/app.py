@@ -153,6 +153,8 @@ class LoreApp(App[None]):
         self.call_after_refresh(self._after_first_frame)
 
     async def _after_first_frame(self) -> None:
+        if not self.is_running:
+            return
         self._open_index()
         self._count_quarantine()
         self._watch_vault()
@@ -382,12 +384,17 @@ class LoreApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="watch")
     def _watch_vault(self) -> None:
         worker = get_current_worker()
+
+        def stopping() -> bool:
+            # A worker started as the app began to close is never cancelled: watch for both.
+            return worker.is_cancelled or not self.is_running
+
         self.watcher.poll()
-        while not worker.is_cancelled:
+        while not stopping():
             deadline = time.monotonic() + POLL_SECONDS
-            while time.monotonic() < deadline and not worker.is_cancelled:
+            while time.monotonic() < deadline and not stopping():
                 time.sleep(0.1)
-            if worker.is_cancelled:
+            if stopping():
                 return
             try:
                 changed = self.watcher.poll()
