@@ -124,14 +124,13 @@ and tokens per second. The transcript follows new text unless you scroll up.
         self._live: dict[str, float | int | None] = {}
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="ask-body"):
-            with Vertical(id="ask-main"):
-                with VerticalScroll(id="ask-transcript"):
-                    yield Static(Text.from_markup(WELCOME.replace("**", "")), id="ask-welcome")
-                yield Static("", id="ask-status")
-                yield SlashCompletions(self.registry, id="ask-completions")
-                yield PromptArea(id="ask-prompt")
-            yield ContextPreview(id="ask-preview")
+        with Horizontal(id="ask-body"), Vertical(id="ask-main"):
+            with VerticalScroll(id="ask-transcript"):
+                yield Static(Text.from_markup(WELCOME.replace("**", "")), id="ask-welcome")
+            yield Static("", id="ask-status")
+            # The completion list and the preview panel are mounted when first needed:
+            # neither is on the first screen.
+            yield PromptArea(id="ask-prompt")
 
     def on_mount(self) -> None:
         self.prompt.focus()
@@ -176,9 +175,13 @@ and tokens per second. The transcript follows new text unless you scroll up.
     # -- the prompt --------------------------------------------------------------------------
 
     @on(PromptArea.Changed, "#ask-prompt")
-    def _prompt_changed(self) -> None:
+    async def _prompt_changed(self) -> None:
         text = self.prompt.text
-        self.prompt.completing = self.completions.update_for(text)
+        if text.startswith("/") and not self.query(SlashCompletions):
+            completions = SlashCompletions(self.registry, id="ask-completions")
+            await self.query_one("#ask-main").mount(completions, before=self.prompt)
+        if self.query(SlashCompletions):
+            self.prompt.completing = self.completions.update_for(text)
         if self._preview_timer is not None:
             self._preview_timer.stop()
         if not text.lstrip().startswith("/"):
@@ -447,7 +450,9 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     # -- the context preview -----------------------------------------------------------------
 
-    def action_toggle_preview(self) -> None:
+    async def action_toggle_preview(self) -> None:
+        if not self.query(ContextPreview):
+            await self.query_one("#ask-body").mount(ContextPreview(id="ask-preview"))
         self.toggle_class("-preview")
         if self.has_class("-preview"):
             self._refresh_preview(self.prompt.text, force=True)
@@ -471,12 +476,15 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     def _show_preview(self, text: str, pack: ContextPack | str) -> None:
         app: Any = self.app
+        panel = self.preview if self.query(ContextPreview) else None
         if isinstance(pack, str):
-            self.preview.show_message(pack)
+            if panel is not None:
+                panel.show_message(pack)
             if hasattr(app, "set_context_usage"):
                 app.set_context_usage(None)
             return
-        self.preview.show_pack(pack)
+        if panel is not None:
+            panel.show_pack(pack)
         if hasattr(app, "set_context_usage"):
             app.set_context_usage(pack.total_tokens)
 
