@@ -332,6 +332,7 @@ def test_phrases_and_scores_are_whooshs_own(vault: Vault) -> None:
     from whoosh.scoring import BM25F
 
     from lore.core.search_phrase import AdjacentPhrase
+    from lore.core.search_terms import memo_term_lookups
 
     bodies = [
         "red spot storm on the giant planet, a red spot that never ends",
@@ -363,4 +364,6 @@ def test_phrases_and_scores_are_whooshs_own(vault: Vault) -> None:
         ]:
             expected = theirs.search(plain(index.parse(text)), limit=50).top_n
             assert ours.search(index.parse(text), limit=50).top_n == expected, text
+            with memo_term_lookups(ours):
+                assert ours.search(index.parse(text), limit=50).top_n == expected, text
             assert expected, text

@@ -35,6 +35,7 @@ from lore.core.search_query import (
     stem_word,
 )
 from lore.core.search_scoring import TableBM25F
+from lore.core.search_terms import memo_term_lookups
 from lore.core.snippets import make_snippet
 from lore.errors import VaultError
 
@@ -379,15 +380,16 @@ class NoteIndex:
         with self._search_lock:
             searcher = self._current_searcher()
             plain = _plain_terms(text)
-            try:
-                results = searcher.search(query, **options)
-            except Exception:
-                results = None
-            # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
-            # words alone are what the user most likely meant.
-            if (results is None or results.is_empty()) and plain and _odd_syntax(text):
-                query = self.parse(plain)
-                results = searcher.search(query, **options)
+            with memo_term_lookups(searcher):
+                try:
+                    results = searcher.search(query, **options)
+                except Exception:
+                    results = None
+                # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
+                # words alone are what the user most likely meant.
+                if (results is None or results.is_empty()) and plain and _odd_syntax(text):
+                    query = self.parse(plain)
+                    results = searcher.search(query, **options)
             if results is None:
                 return []
             terms = body_terms(query) if snippets else set()
