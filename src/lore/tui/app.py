@@ -105,7 +105,9 @@ class LoreApp(App[None]):
             self.register_theme(theme)
             self._lore_themes.append(theme.name)
         self._initial_theme = self._pick_theme()
-        self.theme = self._initial_theme
+        # Set without running the watcher now: it runs once as the app starts, as it does for
+        # the default theme, instead of a second time re-reading the whole stylesheet.
+        self.set_reactive(App.theme, self._initial_theme)
 
     # -- composition -------------------------------------------------------------------------
 

@@ -133,10 +133,13 @@ and tokens per second. The transcript follows new text unless you scroll up.
             yield PromptArea(id="ask-prompt")
 
     def on_mount(self) -> None:
-        self.prompt.focus()
         self.call_after_refresh(self._after_first_frame)
 
     def _after_first_frame(self) -> None:
+        # Focus rebuilds the footer's bindings; doing it after the first frame keeps that
+        # work off the first screen.
+        if self.app.focused is None and getattr(self.app, "active_pane", "ask") == "ask":
+            self.prompt.focus()
         self._load_recall()
         self._refresh_preview(self.prompt.text)
 
