@@ -18,7 +18,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.widget import MountError, Widget
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from lore.core.changes import VaultWatcher
@@ -129,14 +129,7 @@ class LoreApp(App[None]):
         yield Footer()
 
     def _make_pane(self, pane_id: str, spec: str) -> Widget:
-        try:
-            cls = pane_class(spec)
-        except (ImportError, AttributeError):
-            return Static(
-                f"The {self.PANE_LABELS[pane_id]} pane is not part of this build.",
-                classes="pane-unavailable",
-                id=f"{pane_id}-pane",
-            )
+        cls = pane_class(spec)
         if pane_id == "ask":
             return cls(self.vault, provider=self._provider, id="ask-pane")  # type: ignore[call-arg,arg-type]
         return cls(self.vault, id=f"{pane_id}-pane")  # type: ignore[call-arg,arg-type]
@@ -350,11 +343,7 @@ class LoreApp(App[None]):
 
     def known_binding_ids(self) -> Iterable[str]:
         classes: list[type[Any]] = [type(self), HelpScreen]
-        for _, _, spec in PANES:
-            try:
-                classes.append(pane_class(spec))
-            except (ImportError, AttributeError):
-                continue
+        classes.extend(pane_class(spec) for _, _, spec in PANES)
         for node in self.screen.walk_children(with_self=True):
             classes.append(type(node))
         for cls in classes:
