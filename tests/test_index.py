@@ -367,3 +367,8 @@ def test_phrases_and_scores_are_whooshs_own(vault: Vault) -> None:
             with memo_term_lookups(ours):
                 assert ours.search(index.parse(text), limit=50).top_n == expected, text
             assert expected, text
+
+
+def test_searching_an_empty_vault_finds_nothing_without_failing(vault: Vault) -> None:
+    assert vault.index.search("anything at all", status=None) == []
+    assert vault.index.search('"a phrase" tag:x', status="active") == []

@@ -390,7 +390,8 @@ class NoteIndex:
                 if (results is None or results.is_empty()) and plain and _odd_syntax(text):
                     query = self.parse(plain)
                     results = searcher.search(query, **options)
-            if results is None:
+            # An index with no documents has no columns to read hits from.
+            if results is None or results.is_empty():
                 return []
             terms = body_terms(query) if snippets else set()
             cards, bodies = self._columns(searcher)
