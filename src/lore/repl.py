@@ -335,19 +335,8 @@ def cited_sources(turn: Turn, pack: ContextPack) -> str:
 def turn_summary(turn: Turn) -> str:
     """Provider, tokens in and out (reported, else estimated with ~), latency, speed."""
     usage, timings = turn.usage, turn.timings
-    prompt = (
-        f"{usage.prompt_tokens}"
-        if usage.prompt_tokens is not None
-        else f"~{usage.estimated_prompt_tokens}"
-    )
-    completion_count = (
-        usage.completion_tokens
-        if usage.completion_tokens is not None
-        else usage.estimated_completion_tokens
-    )
-    completion = (
-        f"{completion_count}" if usage.completion_tokens is not None else f"~{completion_count}"
-    )
+    prompt = ("" if usage.prompt_tokens is not None else "~") + str(usage.prompt_in)
+    completion = ("" if usage.completion_tokens is not None else "~") + str(usage.reply_out)
     parts = [f"{turn.provider} {turn.model}".strip(), f"{prompt} → {completion} tokens"]
     if timings.first_token_ms is not None:
         parts.append(f"first token {timings.first_token_ms / 1000:.2f} s")

@@ -63,14 +63,7 @@ def _question(words: list[str]) -> str:
 
 def _cost_line(turn: Turn) -> str:
     usage = turn.usage
-    prompt = (
-        usage.prompt_tokens if usage.prompt_tokens is not None else usage.estimated_prompt_tokens
-    )
-    reply = (
-        usage.completion_tokens
-        if usage.completion_tokens is not None
-        else usage.estimated_completion_tokens
-    )
+    prompt, reply = usage.prompt_in, usage.reply_out
     estimated = " (estimated)" if usage.prompt_tokens is None else ""
     first = turn.timings.first_token_ms
     model = f"{turn.provider}/{turn.model}" if turn.model else turn.provider

@@ -107,14 +107,7 @@ def _rate(value: float | None) -> str:
 
 def _tokens(turn: Turn) -> str:
     usage = turn.usage
-    prompt = (
-        usage.prompt_tokens if usage.prompt_tokens is not None else usage.estimated_prompt_tokens
-    )
-    reply = (
-        usage.completion_tokens
-        if usage.completion_tokens is not None
-        else usage.estimated_completion_tokens
-    )
+    prompt, reply = usage.prompt_in, usage.reply_out
     return f"{prompt:,} → {reply:,}"
 
 

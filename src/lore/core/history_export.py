@@ -35,14 +35,7 @@ def _seconds(ms: float | None) -> str:
 def turn_summary(turn: Turn) -> str:
     """One line of what a turn cost: model, tokens in and out, time to first token, total."""
     usage = turn.usage
-    prompt = (
-        usage.prompt_tokens if usage.prompt_tokens is not None else usage.estimated_prompt_tokens
-    )
-    reply = (
-        usage.completion_tokens
-        if usage.completion_tokens is not None
-        else usage.estimated_completion_tokens
-    )
+    prompt, reply = usage.prompt_in, usage.reply_out
     estimated = usage.prompt_tokens is None or usage.completion_tokens is None
     same = not turn.model or turn.model == turn.provider
     model = turn.provider if same else f"{turn.provider}/{turn.model}"

@@ -27,6 +27,20 @@ class TurnUsage(BaseModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
 
+    @property
+    def prompt_in(self) -> int:
+        """Prompt tokens as reported where the provider said, else as estimated."""
+        return (
+            self.prompt_tokens if self.prompt_tokens is not None else self.estimated_prompt_tokens
+        )
+
+    @property
+    def reply_out(self) -> int:
+        """Reply tokens as reported where the provider said, else as estimated."""
+        if self.completion_tokens is not None:
+            return self.completion_tokens
+        return self.estimated_completion_tokens
+
 
 class TurnTimings(BaseModel):
     model_config = ConfigDict(extra="ignore")

@@ -46,14 +46,7 @@ PageReader = Callable[[int, int], list[Turn]]
 
 def turn_tokens(turn: Turn) -> int:
     usage = turn.usage
-    prompt = (
-        usage.prompt_tokens if usage.prompt_tokens is not None else usage.estimated_prompt_tokens
-    )
-    reply = (
-        usage.completion_tokens
-        if usage.completion_tokens is not None
-        else usage.estimated_completion_tokens
-    )
+    prompt, reply = usage.prompt_in, usage.reply_out
     return prompt + reply
 
 
