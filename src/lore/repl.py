@@ -342,8 +342,8 @@ def turn_summary(turn: Turn) -> str:
         parts.append(f"first token {timings.first_token_ms / 1000:.2f} s")
     parts.append(f"{timings.total_ms / 1000:.2f} s")
     generating_s = (timings.total_ms - (timings.first_token_ms or 0.0)) / 1000
-    if completion_count and generating_s > 0.001:
-        parts.append(f"{completion_count / generating_s:.0f} tok/s")
+    if usage.reply_out and generating_s > 0.001:
+        parts.append(f"{usage.reply_out / generating_s:.0f} tok/s")
     return " · ".join(parts)
 
 
