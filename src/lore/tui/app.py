@@ -97,6 +97,8 @@ class LoreApp(App[None]):
         self.quarantine_count: int | None = None
         self._unmounted_panes: dict[str, Widget] = {}
         self._pending_note: str | None = None
+        # The pane last asked for, which the tab bar reports as active a moment later.
+        self.requested_pane: str | None = None
         self._lore_themes: list[str] = []
         # Theme files are tiny and decide how the first screen looks, so they are read here,
         # before the first frame, rather than swapping colours a moment after it.
@@ -201,6 +203,7 @@ class LoreApp(App[None]):
         if pane_id not in self.PANE_LABELS:
             self.notify(f"no pane named {pane_id!r}", severity="warning")
             return
+        self.requested_pane = pane_id
         tabs = self.tabs
         if tabs.active != pane_id:
             # Drop focus left in the old pane, or restoring it (say, as the palette closes)
@@ -210,6 +213,8 @@ class LoreApp(App[None]):
         self.call_after_refresh(self._focus_pane, pane_id)
 
     def _focus_pane(self, pane_id: str) -> None:
+        if self.requested_pane not in (None, pane_id):
+            return  # another pane was asked for since; focusing this one would switch back
         widget = self.pane(pane_id)
         if widget is None:
             return

@@ -16,7 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -100,13 +100,11 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     DEFAULT_CSS = """
     AskPane { height: 1fr; }
-    AskPane > #ask-body { height: 1fr; }
-    AskPane #ask-main { width: 1fr; height: 1fr; }
     AskPane #ask-transcript { height: 1fr; padding: 0 1; }
     AskPane #ask-welcome { color: $text-muted; padding: 1 1; }
     AskPane #ask-status { height: 1; padding: 0 1; color: $text-muted; }
     AskPane #ask-status.-busy { color: $accent; }
-    AskPane ContextPreview { display: none; }
+    AskPane ContextPreview { dock: right; height: 1fr; display: none; }
     AskPane.-preview ContextPreview { display: block; }
     """
 
@@ -124,13 +122,14 @@ and tokens per second. The transcript follows new text unless you scroll up.
         self._live: dict[str, float | int | None] = {}
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="ask-body"), Vertical(id="ask-main"):
-            with VerticalScroll(id="ask-transcript"):
-                yield Static(Text.from_markup(WELCOME.replace("**", "")), id="ask-welcome")
-            yield Static("", id="ask-status")
-            # The completion list and the preview panel are mounted when first needed:
-            # neither is on the first screen.
-            yield PromptArea(id="ask-prompt")
+        # No wrapper containers: every full-height one is drawn on the first frame. The
+        # preview panel docks to the right when first shown.
+        with VerticalScroll(id="ask-transcript"):
+            yield Static(Text.from_markup(WELCOME.replace("**", "")), id="ask-welcome")
+        yield Static("", id="ask-status")
+        # The completion list and the preview panel are mounted when first needed:
+        # neither is on the first screen.
+        yield PromptArea(id="ask-prompt")
 
     def on_mount(self) -> None:
         self.call_after_refresh(self._after_first_frame)
@@ -138,8 +137,13 @@ and tokens per second. The transcript follows new text unless you scroll up.
     def _after_first_frame(self) -> None:
         # Focus rebuilds the footer's bindings; doing it after the first frame keeps that
         # work off the first screen.
-        if self.app.focused is None and getattr(self.app, "active_pane", "ask") == "ask":
-            self.prompt.focus()
+        # A pane switch asked for before this ran (a key pressed at start-up) wins: the tab
+        # bar reports it only a moment later, so the app's record of the request is checked.
+        app = self.app
+        wanted = getattr(app, "requested_pane", None) or getattr(app, "active_pane", "ask")
+        if app.focused is None and wanted == "ask":
+            # At once, not deferred like `focus()`, so a switch cannot slip in between.
+            self.screen.set_focus(self.prompt)
         self._load_recall()
         self._refresh_preview(self.prompt.text)
 
@@ -182,7 +186,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
         text = self.prompt.text
         if text.startswith("/") and not self.query(SlashCompletions):
             completions = SlashCompletions(self.registry, id="ask-completions")
-            await self.query_one("#ask-main").mount(completions, before=self.prompt)
+            await self.mount(completions, before=self.prompt)
         if self.query(SlashCompletions):
             self.prompt.completing = self.completions.update_for(text)
         if self._preview_timer is not None:
@@ -455,7 +459,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     async def action_toggle_preview(self) -> None:
         if not self.query(ContextPreview):
-            await self.query_one("#ask-body").mount(ContextPreview(id="ask-preview"))
+            await self.mount(ContextPreview(id="ask-preview"))
         self.toggle_class("-preview")
         if self.has_class("-preview"):
             self._refresh_preview(self.prompt.text, force=True)
