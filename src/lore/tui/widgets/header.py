@@ -19,7 +19,6 @@ class LoreHeader(Horizontal):
     def compose(self) -> ComposeResult:
         yield Static(f"Lore · {self.vault_name}", id="header-vault", markup=False)
         yield Static(self.provider_label, id="header-model", markup=False)
-        yield Static("", id="header-spacer")
         meter = ContextMeter(id="context-meter")
         meter.budget = self.budget
         yield meter
