@@ -19,9 +19,7 @@ class LoreHeader(Horizontal):
     def compose(self) -> ComposeResult:
         yield Static(f"Lore · {self.vault_name}", id="header-vault", markup=False)
         yield Static(self.provider_label, id="header-model", markup=False)
-        meter = ContextMeter(id="context-meter")
-        meter.budget = self.budget
-        yield meter
+        yield ContextMeter(self.budget, id="context-meter")
 
     def set_model(self, provider: str, model: str) -> None:
         self.provider_label = f"{provider} · {model}" if model else provider

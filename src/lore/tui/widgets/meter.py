@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
 BAR_CELLS = 10
+UNKNOWN_TOOLTIP = "Tokens the next question would send, against the ask budget"
 
 
 def meter_level(used: int, budget: int) -> str:
@@ -28,8 +31,14 @@ class ContextMeter(Static):
     ContextMeter { width: auto; }
     """
 
-    used: reactive[int | None] = reactive(None)
-    budget: reactive[int] = reactive(0)
+    # Not run on mount: the constructor sets the starting look, so mounting restyles nothing.
+    used: reactive[int | None] = reactive(None, init=False)
+    budget: reactive[int] = reactive(0, init=False)
+
+    def __init__(self, budget: int = 0, **kwargs: Any) -> None:
+        super().__init__(classes="-low", **kwargs)
+        self.set_reactive(ContextMeter.budget, budget)
+        self.tooltip = UNKNOWN_TOOLTIP
 
     def set_usage(self, used: int | None, budget: int) -> None:
         self.budget = budget
@@ -60,7 +69,7 @@ class ContextMeter(Static):
         for name in ("low", "mid", "high"):
             self.set_class(name == level, f"-{name}")
         self.tooltip = (
-            "Tokens the next question would send, against the ask budget"
+            UNKNOWN_TOOLTIP
             if self.used is None
             else f"The next question would send {self.used:,} of {self.budget:,} tokens"
         )
