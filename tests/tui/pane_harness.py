@@ -51,9 +51,13 @@ class PaneHost(App[None]):
 
 
 async def wait_until(
-    condition: Callable[[], Any], *, timeout: float = 5.0, message: str = ""
+    condition: Callable[[], Any], *, timeout: float = 20.0, message: str = ""
 ) -> None:
-    """Poll until `condition()` is truthy; fail with `message` after `timeout` seconds."""
+    """Poll until `condition()` is truthy; fail with `message` after `timeout` seconds.
+
+    The timeout is generous because a loaded two-core machine can starve the app's worker
+    threads for seconds; a condition that holds returns as soon as it does.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -104,7 +104,7 @@ async def test_a_citation_link_opens_the_note_in_notes_pane(sample_vault: Vault)
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "What is the Great Red Spot on Jupiter?")
         turn = await _first_turn(app)
-        await wait_until(lambda: "(note:" in turn.query_one(Markdown).source, timeout=8)
+        await wait_until(lambda: "(note:" in turn.query_one(Markdown).source, timeout=20)
         pane = ask_pane(app)
         number, title, note_id = pane.last_sources[0]
         assert number == 1
@@ -148,7 +148,7 @@ async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(sample_vault:
         await pilot.press(*"line two")
         assert app.query_one(PromptArea).text == "line one\nline two"
         await pilot.press("enter")
-        await wait_until(lambda: HistoryStore(sample_vault).count() == 1, timeout=8)
+        await wait_until(lambda: HistoryStore(sample_vault).count() == 1, timeout=20)
         assert HistoryStore(sample_vault).tail(1)[0].question == "line one\nline two"
 
 
