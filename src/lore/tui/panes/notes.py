@@ -229,7 +229,9 @@ Changes made by other programs appear here without a restart.
     def _show_catalog(self, catalog: NotesCatalog, view: NoteView | None, path: str | None) -> None:
         self.query_one(NotesTree).show_catalog(catalog)
         self._loaded = True
-        if path is not None:
+        # A note opened while the catalog was loading wins over the one it re-read.
+        still_shown = self.current.note.path if self.current else None
+        if path is not None and path == still_shown:
             if view is None:
                 self.current = None
                 self.query_one("#notes-meta", Static).update(Text(f"{path} is gone"))
