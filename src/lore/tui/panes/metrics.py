@@ -14,6 +14,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Label, Sparkline, Static
 from textual.worker import Worker, get_current_worker
 
@@ -221,7 +222,10 @@ New asks appear here as they are recorded, from this app or another process.
         yield DataTable(id="metrics-recent", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        models = self.query_one("#metrics-models", DataTable)
+        try:
+            models = self.query_one("#metrics-models", DataTable)
+        except NoMatches:
+            return  # the app closed while this pane was still being mounted
         for key, label in MODEL_COLUMNS:
             models.add_column(label, key=key)
         recent = self.query_one("#metrics-recent", DataTable)
