@@ -284,13 +284,8 @@ def _scan_live(
             position += len(raw)
             if not raw.endswith(b"\n"):
                 continue  # a torn last line: never compact past it
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except (ValueError, UnicodeDecodeError):
-                continue
-            if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-                continue
-            if covered is not None and record["id"] in covered:
+            record = _uncovered_record(raw, covered)
+            if record is None:
                 continue
             ok = record.get("status", "ok") == "ok"
             yield _LiveTurn(
@@ -523,13 +518,8 @@ def compaction_due(vault: Vault) -> bool:
     start, covered = store.live_start()
     total = 0
     for _, raw in iter_lines_backwards(vault.layout.history, start):
-        try:
-            record = json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-            continue
-        if covered is not None and record["id"] in covered:
+        record = _uncovered_record(raw, covered)
+        if record is None:
             continue
         total += estimate_tokens(_text(record, "question")) + estimate_tokens(
             _text(record, "answer")
@@ -549,3 +539,16 @@ def compact_if_due(vault: Vault, *, provider: Provider | None = None) -> Compact
         return None
     report = compact(vault, provider=provider)
     return report if report.compacted else None
+
+
+def _uncovered_record(raw: bytes, covered: set[str] | None) -> dict[str, Any] | None:
+    """The turn record on a history line, or None for garbage or a turn memory already covers."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        return None
+    if covered is not None and record["id"] in covered:
+        return None
+    return record
