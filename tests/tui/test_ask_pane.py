@@ -60,7 +60,8 @@ async def type_and_send(pilot: object, app: LoreApp, text: str) -> None:
 
 
 async def test_an_answer_streams_in_and_is_recorded_with_links(sample_vault: Vault) -> None:
-    provider = ScriptedProvider("Europa hides a salty ocean under its ice [1].", delay=0.03)
+    # Slow enough that the live status is on screen for a second, even on a loaded machine.
+    provider = ScriptedProvider("Europa hides a salty ocean under its ice [1].", delay=0.12)
     app = LoreApp(sample_vault, provider)
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "Does Europa have an ocean?")
