@@ -124,35 +124,33 @@ def split_long(text: str, limit: int) -> list[str]:
     """`text` in pieces of at most `limit` characters, cut between sentences, then words."""
     if len(text) <= limit:
         return [text]
-    pieces: list[str] = []
-    current = ""
+    parts: list[str] = []
     for sentence in _SENTENCE_END.split(text):
-        for part in _split_words(sentence, limit) if len(sentence) > limit else [sentence]:
-            if current and len(current) + 1 + len(part) > limit:
-                pieces.append(current)
-                current = part
-            else:
-                current = f"{current} {part}" if current else part
-    if current:
-        pieces.append(current)
-    return pieces
+        parts.extend(_split_words(sentence, limit) if len(sentence) > limit else [sentence])
+    return _pack(parts, limit)
 
 
 def _split_words(text: str, limit: int) -> list[str]:
+    words: list[str] = []
+    for word in text.split(" "):
+        # A word longer than the limit (a URL, a hash) is cut into limit-sized slices.
+        while len(word) > limit:
+            words.append(word[:limit])
+            word = word[limit:]
+        words.append(word)
+    return _pack(words, limit)
+
+
+def _pack(parts: list[str], limit: int) -> list[str]:
+    """Join `parts` with spaces, in order, into pieces of at most `limit` characters."""
     pieces: list[str] = []
     current = ""
-    for word in text.split(" "):
-        while len(word) > limit:
-            if current:
-                pieces.append(current)
-                current = ""
-            pieces.append(word[:limit])
-            word = word[limit:]
-        if current and len(current) + 1 + len(word) > limit:
+    for part in parts:
+        if current and len(current) + 1 + len(part) > limit:
             pieces.append(current)
-            current = word
+            current = part
         else:
-            current = f"{current} {word}" if current else word
+            current = f"{current} {part}" if current else part
     if current:
         pieces.append(current)
     return pieces
