@@ -20,7 +20,7 @@ from lore.core.index import SearchHit
 from lore.core.notes import Note
 from lore.core.vault import init_vault
 from lore.errors import UsageError
-from lore.paths import bundled_themes_dir, discover_vault, user_dirs
+from lore.paths import discover_vault, user_dirs
 
 TRUST_STYLE = {"trusted": "green", "semi-trusted": "yellow", "untrusted": "red"}
 
@@ -385,5 +385,3 @@ def cmd_locate(ctx: Context) -> int:
         print(root if what == "vault" else root / "lore.yaml")
     return 0
 
-
-__all__ = ["bundled_themes_dir", "register"]

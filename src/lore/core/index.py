@@ -7,7 +7,6 @@ are picked up without a rebuild; every write through the vault updates both at o
 
 from __future__ import annotations
 
-import os
 import pickle
 import re
 import shutil
@@ -474,10 +473,3 @@ class NoteIndex:
     def close(self) -> None:
         with self._search_lock:
             self._drop_searcher()
-
-    def size_on_disk(self) -> int:
-        total = 0
-        for entry in os.scandir(self.folder):
-            if entry.is_file():
-                total += entry.stat().st_size
-        return total
