@@ -384,4 +384,3 @@ def cmd_locate(ctx: Context) -> int:
         root, _ = discover_vault(getattr(ctx.args, "vault", None))
         print(root if what == "vault" else root / "lore.yaml")
     return 0
-
