@@ -24,6 +24,7 @@ from whoosh.query import And, NullQuery, Query, Term
 
 from lore.core.index_manifest import Manifest, Signature
 from lore.core.notes import Note
+from lore.core.search_columns import StoredColumn
 from lore.core.search_phrase import AdjacentPhrase
 from lore.core.search_query import (
     ANALYZER,
@@ -33,6 +34,7 @@ from lore.core.search_query import (
     prefer_union_matchers,
     stem_word,
 )
+from lore.core.search_ranking import top_hits
 from lore.core.search_scoring import TableBM25F
 from lore.core.search_terms import memo_term_lookups
 from lore.core.snippets import make_snippet
@@ -118,6 +120,18 @@ def _plain_terms(query: str) -> str:
 def _odd_syntax(query: str) -> bool:
     """Brackets, operators or an unclosed quote: syntax a user rarely means on purpose."""
     return bool(_ODD_SYNTAX.search(query)) or query.count('"') % 2 == 1
+
+
+def _top_hits(
+    searcher: Any, query: Query, limit: int, restrict: Query | None, mask: Query | None
+) -> list[tuple[float, int]]:
+    """The best (score, docnum) pairs, ranked a term at a time or, failing that, by whoosh."""
+    allow = set(searcher.docs_for_query(restrict)) if restrict is not None else None
+    exclude = set(searcher.docs_for_query(mask)) if mask is not None else None
+    top = top_hits(searcher, query, limit, allow=allow, exclude=exclude)
+    if top is None:
+        top = searcher.search(query, limit=limit, filter=restrict, mask=mask).top_n
+    return top
 
 
 def _commit_small(writer: Any) -> None:
@@ -320,16 +334,22 @@ class NoteIndex:
         self._searcher_signature = signature
         return self._searcher
 
-    def _columns(self, searcher: Any) -> tuple[Any, Any]:
-        """The `card` and `body_text` column readers of `searcher`, opened once per searcher."""
+    def _columns(self, searcher: Any) -> tuple[StoredColumn, StoredColumn]:
+        """The `card` and `body_text` columns of `searcher`, opened once per searcher."""
         if self._column_readers is None or self._column_readers[0] is not searcher:
-            reader = searcher.reader()
+            self._close_columns()
             self._column_readers = (
                 searcher,
-                reader.column_reader("card", translate=False),
-                reader.column_reader("body_text", translate=False),
+                StoredColumn(searcher, "card"),
+                StoredColumn(searcher, "body_text"),
             )
         return self._column_readers[1], self._column_readers[2]
+
+    def _close_columns(self) -> None:
+        if self._column_readers is not None:
+            self._column_readers[1].close()
+            self._column_readers[2].close()
+            self._column_readers = None
 
     def _query_parser(self) -> qparser.MultifieldParser:
         if self._parser is None:
@@ -375,27 +395,26 @@ class NoteIndex:
         # many active ones.
         mask = Term("status", "superseded") if status == "active" else None
         restrict = Term("status", status) if status and status != "active" else None
-        options = {"limit": limit, "filter": restrict, "mask": mask}
         with self._search_lock:
             searcher = self._current_searcher()
             plain = _plain_terms(text)
             with memo_term_lookups(searcher):
                 try:
-                    results = searcher.search(query, **options)
+                    top = _top_hits(searcher, query, limit, restrict, mask)
                 except Exception:
-                    results = None
+                    top = []
                 # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
                 # words alone are what the user most likely meant.
-                if (results is None or results.is_empty()) and plain and _odd_syntax(text):
+                if not top and plain and _odd_syntax(text):
                     query = self.parse(plain)
-                    results = searcher.search(query, **options)
+                    top = _top_hits(searcher, query, limit, restrict, mask)
             # An index with no documents has no columns to read hits from.
-            if results is None or results.is_empty():
+            if not top:
                 return []
             terms = body_terms(query) if snippets else set()
             cards, bodies = self._columns(searcher)
             hits = []
-            for score, docnum in results.top_n:
+            for score, docnum in top:
                 path, note_id, title, tags, updated, trust, status = pickle.loads(cards[docnum])
                 snippet: str = ""
                 spans: list[tuple[int, int]] = []
@@ -466,9 +485,9 @@ class NoteIndex:
 
     def _drop_searcher(self) -> None:
         if self._searcher is not None:
+            self._close_columns()
             self._searcher.close()
             self._searcher = None
-            self._column_readers = None
 
     def close(self) -> None:
         with self._search_lock:
