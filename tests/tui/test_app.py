@@ -154,3 +154,20 @@ def test_watcher_reports_each_kind_once(vault: Vault) -> None:
 )
 def test_meter_colours_as_it_fills(used: int, budget: int, level: str) -> None:
     assert meter_level(used, budget) == level
+
+
+async def test_start_up_heap_is_frozen_once_started_and_handed_back_on_exit(
+    sample_vault: Vault,
+) -> None:
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)):
+        # After the first screen and the other panes: scrolling never walks these again.
+        await wait_until(lambda: app.heap_frozen, message="never froze")
+        assert gc.get_freeze_count() > 0
+        assert all(app.pane(pane_id) is not None for pane_id, _, _ in PANES)
+    # A later app in this process (as in these tests) can free this one's objects.
+    assert not app.heap_frozen
+    assert gc.get_freeze_count() == 0
