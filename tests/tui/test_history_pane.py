@@ -294,3 +294,20 @@ async def test_rows_fit_beside_the_scrollbar(vault: Vault) -> None:
         await wait_until(lambda: pane.total == 500 and "Question 499" in _rows(pane)[0])
         # Each row ends with its full timing, not cut off by the scrollbar.
         assert all(row.endswith("0.9s") for row in _rows(pane))
+
+
+async def test_rows_far_down_are_read_when_reached_and_decode_to_their_turn(vault: Vault) -> None:
+    _write_history(vault, 1000)
+    app = PaneHost(lambda: HistoryPane(vault))
+    async with app.run_test(size=(140, 40)):
+        pane = app.query_one(HistoryPane)
+        history = pane.query_one(HistoryList)
+        await wait_until(lambda: history.row_read(0) and "Question 999" in _rows(pane)[0])
+        # Rows count from the newest turn: row 900 is turn 99, on a page not read yet.
+        assert not history.row_read(900) and history.turn_at(900) is None
+        history.move_cursor(900)
+        await wait_until(lambda: history.row_read(900))
+        turn = history.turn_at(900)
+        assert turn is not None and turn.question.startswith("Question 99:")
+        assert history.highlighted_turn == turn
+        assert not history.row_read(1000)

@@ -260,18 +260,25 @@ class HistoryStore:
         Negative positions count from the end, as in a slice. Only the lines asked for are
         read. A record line that is not a turn is left out, so a page may come back short.
         """
+        turns = []
+        for line in self.read_lines(start, stop):
+            turn = decode_turn(line)
+            if turn is not None:
+                turns.append(turn)
+        return turns
+
+    def read_lines(self, start: int, stop: int | None) -> list[bytes]:
+        """The raw record lines at positions [start, stop), as `read_range` reads them.
+
+        For a reader that keeps many pages: bytes are nothing for the garbage collector to
+        walk, where each decoded turn is about ten objects. `decode_turn` makes the turn.
+        """
         index = self._fresh_index()
         with self._index_guard:
             index.refresh()
             total = len(index)
             start, stop, _ = slice(start, stop).indices(total)
-            lines = index.read_lines(start, stop)
-        turns = []
-        for line in lines:
-            turn = decode_turn(line)
-            if turn is not None:
-                turns.append(turn)
-        return turns
+            return index.read_lines(start, stop)
 
     def _index_file(self) -> Path | None:
         state = self.vault.layout.state

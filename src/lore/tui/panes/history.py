@@ -156,7 +156,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             yield Input(placeholder="Search every turn…  (/)", id="history-search")
             yield Static("", id="history-count")
         with Horizontal(id="history-body"):
-            yield HistoryList(self.store.read_range, id="history-list")
+            yield HistoryList(self.store.read_lines, id="history-list")
             with Vertical(id="history-detail"):
                 yield Static("", id="history-turn-meta")
                 with VerticalScroll(id="history-turn-scroll"):

@@ -3,6 +3,12 @@
 Only the rows on screen are rendered, and turns are read from disk a page at a time in
 thread workers as the user scrolls to them, so a history of 100,000 turns costs no more to
 show than one of ten. A page not yet read shows as a placeholder row for a moment.
+
+A page keeps each turn as the few values its row shows plus the raw line, not as a decoded
+Turn: tuples of strings and numbers and bytes are nothing the garbage collector walks, where
+a Turn is about ten objects. Sixteen pages of Turns were 30,000 objects for every full
+collection to visit, a pause of tens of milliseconds while scrolling. A Turn is decoded
+again from its line when one is asked for (the highlighted one).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from lore.core.history import decode_turn
 from lore.core.turns import Turn
 
 PAGE_ROWS = 200
@@ -40,14 +47,24 @@ class _RowStyles:
     failed: Style
 
 
-# Reads turns [start, stop) by position, oldest first (HistoryStore.read_range).
-PageReader = Callable[[int, int], list[Turn]]
+# Reads the record lines [start, stop) by position, oldest first (HistoryStore.read_lines).
+PageReader = Callable[[int, int], list[bytes]]
+
+# What a row shows: (id, time, status, question on one line, tokens, total ms).
+Row = tuple[str, str, str, str, int, float]
+# A read turn: its row and its record line.
+_Entry = tuple[Row, bytes]
 
 
 def turn_tokens(turn: Turn) -> int:
     usage = turn.usage
     prompt, reply = usage.prompt_in, usage.reply_out
     return prompt + reply
+
+
+def row_of(turn: Turn) -> Row:
+    question = " ".join(turn.question.split())
+    return (turn.id, turn.time, turn.status, question, turn_tokens(turn), turn.timings.total_ms)
 
 
 def _when(stamp: str) -> str:
@@ -135,7 +152,9 @@ class HistoryList(ScrollView, can_focus=True):
         self._read_page = read_page
         self._total = 0
         self._found: list[Turn] | None = None
-        self._pages: OrderedDict[int, list[Turn | None]] = OrderedDict()
+        self._pages: OrderedDict[int, list[_Entry | None]] = OrderedDict()
+        # The last turn decoded from a line, as the highlighted one is asked for repeatedly.
+        self._decoded: tuple[bytes, Turn | None] | None = None
         self._pending: set[int] = set()
         self._generation = 0
         self._last_highlighted: str | None = None
@@ -180,6 +199,21 @@ class HistoryList(ScrollView, can_focus=True):
             return None
         if self._found is not None:
             return self._found[row]
+        entry = self._entry(row)
+        if entry is None:
+            return None
+        line = entry[1]
+        if self._decoded is None or self._decoded[0] is not line:
+            self._decoded = (line, decode_turn(line))
+        return self._decoded[1]
+
+    def row_read(self, row: int) -> bool:
+        """Whether this row's turn has been read from disk (always so for search results)."""
+        if not 0 <= row < self.row_count:
+            return False
+        return self._found is not None or self._entry(row) is not None
+
+    def _entry(self, row: int) -> _Entry | None:
         page = self._pages.get(row // PAGE_ROWS)
         if page is None:
             return None
@@ -194,6 +228,7 @@ class HistoryList(ScrollView, can_focus=True):
         self._generation += 1
         self._pages.clear()
         self._pending.clear()
+        self._decoded = None
 
     def _resize(self) -> None:
         self.cursor = min(max(0, self.cursor), max(0, self.row_count - 1))
@@ -220,14 +255,18 @@ class HistoryList(ScrollView, can_focus=True):
         )
 
     def _read(self, generation: int, page: int, start: int, stop: int) -> None:
-        turns = self._read_page(start, stop)
-        self.app.call_from_thread(self._page_read, generation, page, stop - start, turns)
+        entries: list[_Entry] = []
+        for line in self._read_page(start, stop):
+            turn = decode_turn(line)
+            if turn is not None:
+                entries.append((row_of(turn), line))
+        self.app.call_from_thread(self._page_read, generation, page, stop - start, entries)
 
-    def _page_read(self, generation: int, page: int, size: int, turns: list[Turn]) -> None:
+    def _page_read(self, generation: int, page: int, size: int, entries: list[_Entry]) -> None:
         if generation != self._generation:
             return
         self._pending.discard(page)
-        rows: list[Turn | None] = list(reversed(turns))
+        rows: list[_Entry | None] = list(reversed(entries))
         # A record that is not a turn comes back missing; keep the page its full height.
         rows.extend([None] * (size - len(rows)))
         self._pages[page] = rows
@@ -270,17 +309,22 @@ class HistoryList(ScrollView, can_focus=True):
         styles = self._row_styles()
         if row >= self.row_count:
             return Strip.blank(width, styles.base)
-        turn = self.turn_at(row)
-        page = row // PAGE_ROWS
-        if page in self._pages:
-            self._pages.move_to_end(page)
-        elif self._found is None:
-            self.call_later(self._request, page)
+        shown: Row | None
+        if self._found is not None:
+            shown = row_of(self._found[row])
+        else:
+            entry = self._entry(row)
+            shown = entry[0] if entry is not None else None
+            page = row // PAGE_ROWS
+            if page in self._pages:
+                self._pages.move_to_end(page)
+            else:
+                self.call_later(self._request, page)
         at_cursor = row == self.cursor
-        key = (turn.id, at_cursor, width) if turn is not None else None
+        key = (shown[0], at_cursor, width) if shown is not None else None
         if key is not None and key in self._strips:
             return self._strips[key]
-        segments = self._row_segments(turn, width, styles)
+        segments = self._row_segments(shown, width, styles)
         style = styles.base + styles.cursor if at_cursor else styles.base
         strip = Strip(segments).crop_extend(0, width, style)
         if at_cursor:
@@ -290,24 +334,22 @@ class HistoryList(ScrollView, can_focus=True):
         return strip
 
     @staticmethod
-    def _row_segments(turn: Turn | None, width: int, styles: _RowStyles) -> list[Segment]:
+    def _row_segments(row: Row | None, width: int, styles: _RowStyles) -> list[Segment]:
         # Segments built by hand: this runs for every row that scrolls into view.
-        if turn is None:
+        if row is None:
             return [Segment("  …", styles.muted)]
-        tokens = turn_tokens(turn)
-        seconds = turn.timings.total_ms / 1000
-        right = f"{tokens:>7,} tok {seconds:>6.1f}s"
-        mark = _STATUS_MARK.get(turn.status, "?")
-        when = _when(turn.time)
+        _, stamp, status, question, tokens, total_ms = row
+        right = f"{tokens:>7,} tok {total_ms / 1000:>6.1f}s"
+        mark = _STATUS_MARK.get(status, "?")
+        when = _when(stamp)
         room = max(4, width - len(when) - len(right) - 5)
-        question = " ".join(turn.question.split())
         if cell_len(question) > room:
             question = set_cell_size(question, room - 1) + "…"
         else:
             question = set_cell_size(question, room)
         return [
             Segment(when, styles.muted),
-            Segment(f" {mark} ", styles.failed if turn.status != "ok" else styles.muted),
+            Segment(f" {mark} ", styles.failed if status != "ok" else styles.muted),
             Segment(question),
             Segment("  "),
             Segment(right, styles.muted),
