@@ -231,3 +231,14 @@ def test_citations_in_code_are_left_alone() -> None:
 async def _first_turn(app: LoreApp) -> AskTurn:
     await wait_until(lambda: len(app.query(AskTurn)) > 0, message="no turn appeared")
     return app.query(AskTurn).last()
+
+
+async def test_prompt_is_compact_without_a_border_of_its_own(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)):
+        prompt = app.query_one(PromptArea)
+        assert prompt.compact and prompt.has_class("-textual-compact")
+        assert prompt.styles.border_top[0] in ("", "none")
+        prompt.compact = False
+        assert not prompt.has_class("-textual-compact")
+        assert prompt.styles.border_top[0] == "tall"

@@ -52,9 +52,13 @@ class PromptArea(TextArea):
             soft_wrap=True,
             show_line_numbers=False,
             tab_behavior="focus",
-            compact=True,
             **kwargs,  # type: ignore[arg-type]
         )
+        # Compact (no border of its own), as `compact=True` would make it, but without the
+        # style pass over the widget and its component classes that setting it there runs on
+        # the spot, before the widget is even mounted: time taken from the first screen.
+        self.add_class("-textual-compact", update=False)
+        self.set_reactive(TextArea.compact, True)
         self.recall: list[str] = []
         self._recall_at: int | None = None
         self._draft = ""
