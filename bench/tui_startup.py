@@ -9,9 +9,10 @@ frame has been composed, laid out and rendered, in a headless terminal of 120x40
 app has a Header, a Footer and five empty tabs. Runs alternate between the two apps in this
 one process after a warm-up of each; medians are compared. Target: Lore within 1.3x.
 
-History: the History pane mounted on the 100,000-turn history (time until its first rows are
-on screen), then Page Down through it, timing each page until its rows are drawn from disk.
-Target: under 50 ms per page.
+History: in the whole app once it has started, Alt+2 shows the History pane on the
+100,000-turn history (time until its first rows are on screen), then Page Down through it,
+timing each page until its rows are read from disk and a frame shows them. Target: p95 under
+50 ms per page.
 
 Run: .venv/bin/python bench/tui_startup.py [--rounds N] [--pages N] [--fresh]
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import random
 import shutil
@@ -110,13 +112,18 @@ def prepare(fresh: bool) -> Path:
 # -- frames --------------------------------------------------------------------------------
 
 _frames: list[float] = []
+# Told of every frame as it is rendered, with its time (see first_screen_ms).
+_frame_watchers: list[Callable[[float], None]] = []
 _original_refresh = Screen._compositor_refresh
 
 
 def _counting_refresh(self: Screen[object]) -> None:
     # Every frame the compositor renders (headless still renders; it just is not written).
     _original_refresh(self)
-    _frames.append(time.perf_counter())
+    now = time.perf_counter()
+    _frames.append(now)
+    for watcher in _frame_watchers:
+        watcher(now)
 
 
 Screen._compositor_refresh = _counting_refresh  # type: ignore[method-assign]
@@ -155,26 +162,39 @@ class BareApp(App[None]):
 
 
 async def first_screen_ms(make_app: Callable[[], App[None]]) -> float:
-    """Construction to the first rendered frame that shows the app's first screen."""
-    started = time.perf_counter()
-    app = make_app()
-    ready = getattr(app, "first_screen_ready", None)
+    """Construction to the first rendered frame that shows the app's first screen.
+
+    The screen is checked as each frame is rendered, not by a task polling beside the app:
+    polling every half millisecond took turns on the event loop the app was starting on,
+    and only saw the screen ready some time after the frame that showed it.
+    """
     shown_at: list[float] = []
+    app: App[None] | None = None
 
-    async def autopilot(pilot: Pilot[None]) -> None:
-        while True:
-            await asyncio.sleep(0.0005)
-            try:
-                done = ready() if ready else True
-            except Exception:
-                done = False
-            if done:
-                # The frame that carries the laid-out screen to the terminal.
-                shown_at.append(await next_frame_after(time.perf_counter()))
-                app.exit()
-                return
+    def on_frame(at: float) -> None:
+        if shown_at or app is None:
+            return
+        ready = getattr(app, "first_screen_ready", None)
+        try:
+            done = ready() if ready else True
+        except Exception:
+            done = False
+        if done:
+            shown_at.append(at)
+            app.exit()
 
-    await app.run_async(headless=True, size=SIZE, auto_pilot=autopilot)
+    # The garbage the previous run left is not this run's to collect: each starts as clean
+    # as a new process would.
+    gc.collect()
+    _frame_watchers.append(on_frame)
+    try:
+        started = time.perf_counter()
+        app = make_app()
+        await asyncio.wait_for(app.run_async(headless=True, size=SIZE), timeout=60)
+    finally:
+        _frame_watchers.remove(on_frame)
+    if not shown_at:
+        raise TimeoutError("the first screen was never shown")
     return (shown_at[0] - started) * 1000
 
 
@@ -209,22 +229,10 @@ async def measure_startup(root: Path, rounds: int) -> tuple[list[float], list[fl
 
 
 async def measure_history(root: Path, pages: int) -> tuple[float, list[float], int]:
-    from lore.tui.app import LoreApp
-    from lore.tui.panes.history import HistoryPane
+    """In the whole app, as a user would: once started, Alt+2 shows History, then Page Down."""
     from lore.tui.widgets.history_list import HistoryList
 
-    vault = Vault.open(root)
-    started = time.perf_counter()
-
-    class Host(App[None]):
-        CSS_PATH = LoreApp.CSS_PATH
-
-        def get_theme_variable_defaults(self) -> dict[str, str]:
-            return LoreApp.get_theme_variable_defaults(self)  # type: ignore[arg-type]
-
-        def compose(self) -> ComposeResult:
-            yield HistoryPane(vault)
-
+    app = lore_factory(root)()
     timings: list[float] = []
     shown_ms = 0.0
     total = 0
@@ -233,11 +241,7 @@ async def measure_history(root: Path, pages: int) -> tuple[float, list[float], i
         height = listing.scrollable_content_region.height
         top = listing.scroll_offset.y
         last = min(listing.row_count, top + height) - 1
-        return (
-            bool(listing.row_count)
-            and listing.turn_at(top) is not None
-            and (listing.turn_at(last) is not None)
-        )
+        return bool(listing.row_count) and listing.row_read(top) and listing.row_read(last)
 
     async def drawn(listing: HistoryList) -> float:
         """When the rows on screen are read from disk and a frame shows them."""
@@ -245,9 +249,18 @@ async def measure_history(root: Path, pages: int) -> tuple[float, list[float], i
             await asyncio.sleep(0.0005)
         return await next_frame_after(time.perf_counter())
 
+    def started_up() -> bool:
+        # The panes other than Ask are mounted just after the first screen.
+        return all(app.pane(pane_id) is not None for pane_id in app.PANE_LABELS)  # type: ignore[attr-defined]
+
     async def autopilot(pilot: Pilot[None]) -> None:
         nonlocal shown_ms, total
-        listing = pilot.app.query_one(HistoryList)
+        while not started_up():
+            await asyncio.sleep(0.001)
+        await pilot.pause()
+        started = time.perf_counter()
+        await pilot.press("alt+2")  # focus is in the Ask prompt, where 2 is text
+        listing = app.query_one(HistoryList)
         while listing.row_count == 0:
             await asyncio.sleep(0.0005)
         shown_ms = (await drawn(listing) - started) * 1000
@@ -258,10 +271,10 @@ async def measure_history(root: Path, pages: int) -> tuple[float, list[float], i
             before = time.perf_counter()
             listing.action_page(1)
             timings.append((await drawn(listing) - before) * 1000)
-        pilot.app.exit()
+        app.exit()
 
-    await Host().run_async(headless=True, size=SIZE, auto_pilot=autopilot)
-    vault.close()
+    await app.run_async(headless=True, size=SIZE, auto_pilot=autopilot)
+    app.vault.close()  # type: ignore[attr-defined]
     return shown_ms, timings, total
 
 
@@ -272,7 +285,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=15, help="alternating runs of each app")
+    parser.add_argument("--rounds", type=int, default=25, help="alternating runs of each app")
     parser.add_argument("--pages", type=int, default=60, help="pages of history to scroll")
     parser.add_argument("--fresh", action="store_true", help="write the bench vault again")
     args = parser.parse_args()
@@ -293,7 +306,7 @@ def main() -> None:
     worst = max(pages) if pages else 0.0
     verdict = "ok" if pages and percentile(pages, 0.95) < PAGE_TARGET_MS else "OVER TARGET"
     print(f"History pane on {total:,} turns")
-    print(f"  mounted until first rows shown: {shown_ms:7.1f} ms")
+    print(f"  Alt+2 until its first rows are shown: {shown_ms:7.1f} ms")
     print(
         f"  Page Down x{len(pages)}: p50 {statistics.median(pages):.1f} ms, "
         f"p95 {percentile(pages, 0.95):.1f} ms, max {worst:.1f} ms   "
