@@ -162,12 +162,16 @@ async def test_start_up_heap_is_frozen_once_started_and_handed_back_on_exit(
     import gc
 
     assert gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
     app = LoreApp(sample_vault)
     async with app.run_test(size=(120, 36)):
         # After the first screen and the other panes: scrolling never walks these again.
         await wait_until(lambda: app.heap_frozen, message="never froze")
         assert gc.get_freeze_count() > 0
         assert all(app.pane(pane_id) is not None for pane_id, _, _ in PANES)
+        assert gc.isenabled()
+        assert gc.get_threshold()[0] >= app_module.GC_YOUNG_THRESHOLD
     # A later app in this process (as in these tests) can free this one's objects.
     assert not app.heap_frozen
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == thresholds

@@ -36,6 +36,11 @@ from lore.tui.widgets.help_screen import HelpScreen
 from lore.tui.widgets.meter import ContextMeter
 
 POLL_SECONDS = 2.0
+# Allocations between young-generation collections while the app runs (CPython: 700).
+# Drawing one frame makes thousands of short-lived strips and segments; at 700, many are
+# caught alive by a collection mid-frame and promoted, and enough promotions trigger a
+# full collection. Ten times as many lets most die young, unseen by the collector.
+GC_YOUNG_THRESHOLD = 7000
 
 # (pane id, tab label, "module:Class"); the order is the order of the tabs and number keys.
 PANES: tuple[tuple[str, str, str], ...] = (
@@ -101,8 +106,10 @@ class LoreApp(App[None]):
         # The pane last asked for, which the tab bar reports as active a moment later.
         self.requested_pane: str | None = None
         self._lore_themes: list[str] = []
-        # Whether this app moved the start-up heap out of the garbage collector's reach.
+        # Whether this app moved the start-up heap out of the garbage collector's reach, and
+        # the collector's thresholds to restore on exit.
         self.heap_frozen = False
+        self._gc_thresholds: tuple[int, int, int] | None = None
         # Theme files are tiny and decide how the first screen looks, so they are read here,
         # before the first frame, rather than swapping colours a moment after it.
         themes, self._theme_problems = load_textual_themes()
@@ -176,16 +183,25 @@ class LoreApp(App[None]):
         generation) collection walks all of them: a pause of tens of milliseconds, every few
         pages while scrolling a long history. Frozen now, after the first screen and the
         panes, they are never walked again; they are handed back to the collector on exit.
+        Young collections are made rarer too (GC_YOUNG_THRESHOLD), so fewer of the objects
+        each frame makes live long enough to be promoted and bring on a full collection.
         """
         if self.is_running and not self.heap_frozen:
             gc.freeze()
             self.heap_frozen = True
+            young, middle, old = self._gc_thresholds = gc.get_threshold()
+            if 0 < young < GC_YOUNG_THRESHOLD:
+                gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
     def on_unmount(self) -> None:
-        # Another app may start in this process (tests do): let this one's objects be freed.
+        # Another app may start in this process (tests do): let this one's objects be freed,
+        # and leave the collector as it was found.
         if self.heap_frozen:
             gc.unfreeze()
             self.heap_frozen = False
+        if self._gc_thresholds is not None:
+            gc.set_threshold(*self._gc_thresholds)
+            self._gc_thresholds = None
 
     # -- providers and data the panes share -------------------------------------------------
 
