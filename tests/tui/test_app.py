@@ -175,3 +175,34 @@ async def test_start_up_heap_is_frozen_once_started_and_handed_back_on_exit(
     assert not app.heap_frozen
     assert gc.get_freeze_count() == 0
     assert gc.get_threshold() == thresholds
+
+
+async def test_a_pane_switch_rebuilds_the_footer_once_with_the_new_panes_keys(
+    sample_vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from textual.widgets._footer import FooterKey
+
+    from lore.tui.widgets.footer import LoreFooter
+
+    rebuilds: list[int] = []
+    original = LoreFooter.recompose
+
+    async def counted(self: LoreFooter) -> None:
+        rebuilds.append(1)
+        await original(self)
+
+    monkeypatch.setattr(LoreFooter, "recompose", counted)
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(lambda: app.pane("history") is not None, message="never mounted")
+        await pilot.pause(0.3)
+        rebuilds.clear()
+        await pilot.press("alt+2")  # focus moves three times: off the prompt, tabs, the list
+
+        def descriptions() -> list[str]:
+            return [key.description for key in app.query_one(LoreFooter).query(FooterKey)]
+
+        await wait_until(lambda: "Ask again" in descriptions(), message="footer never updated")
+        await pilot.pause(0.3)
+        assert len(rebuilds) == 1
+        assert "Ask again" in descriptions() and "Stop" not in descriptions()

@@ -19,7 +19,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.theme import Theme
 from textual.widget import MountError, Widget
-from textual.widgets import Footer, TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane
 from textual.worker import Worker, get_current_worker
 
 from lore.core.changes import VaultWatcher
@@ -31,6 +31,7 @@ from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
 from lore.tui.palette import LoreCommands, PaletteCommand
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.theming import load_textual_themes, lore_variable_defaults
+from lore.tui.widgets.footer import LoreFooter
 from lore.tui.widgets.header import LoreHeader
 from lore.tui.widgets.help_screen import HelpScreen
 from lore.tui.widgets.meter import ContextMeter
@@ -138,7 +139,7 @@ class LoreApp(App[None]):
                         yield widget
                     else:
                         self._unmounted_panes[pane_id] = widget
-        yield Footer()
+        yield LoreFooter()
 
     def _make_pane(self, pane_id: str, spec: str) -> Widget:
         cls = pane_class(spec)
