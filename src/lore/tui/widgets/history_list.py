@@ -185,6 +185,9 @@ class HistoryList(ScrollView, can_focus=True):
             self.cursor += added
             self.scroll_to(y=self.scroll_offset.y + added, animate=False, immediate=True)
         self._resize()
+        # Start reading the rows in view now rather than when they are first drawn.
+        top = self.scroll_offset.y
+        self._prefetch(top, top + max(1, self.scrollable_content_region.height))
 
     def show_turns(self, turns: list[Turn]) -> None:
         """Show just these turns (search results), newest first."""
