@@ -206,3 +206,39 @@ async def test_a_pane_switch_rebuilds_the_footer_once_with_the_new_panes_keys(
         await pilot.pause(0.3)
         assert len(rebuilds) == 1
         assert "Ask again" in descriptions() and "Stop" not in descriptions()
+
+
+async def test_the_footer_waits_for_focus_to_land_and_skips_rebuilds_that_change_nothing(
+    sample_vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lore.tui.widgets import footer as footer_module
+    from lore.tui.widgets.footer import LoreFooter
+
+    rebuilds: list[int] = []
+    original = LoreFooter.recompose
+
+    async def counted(self: LoreFooter) -> None:
+        rebuilds.append(1)
+        await original(self)
+
+    monkeypatch.setattr(LoreFooter, "recompose", counted)
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(lambda: app.pane("history") is not None, message="never mounted")
+        await pilot.pause(0.3)
+        rebuilds.clear()
+        app.screen.refresh_bindings()
+        app.screen.refresh_bindings()
+        await pilot.pause(0.3)
+        assert rebuilds == []  # the same keys: nothing to rebuild
+
+        prompt = app.screen.focused
+        assert prompt is not None
+        app.screen.set_focus(None)
+        # A slow frame between losing the focus and the next pane taking it, longer than
+        # the ordinary wait: the footer still waits for the focus before it rebuilds.
+        await pilot.pause(footer_module.REBUILD_DELAY * 3)
+        assert rebuilds == []
+        app.screen.set_focus(app.query_one("#history-list"))
+        await pilot.pause(footer_module.UNFOCUSED_REBUILD_DELAY + 0.2)
+        assert len(rebuilds) == 1
