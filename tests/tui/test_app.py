@@ -8,7 +8,7 @@ import sys
 
 import pytest
 from pane_harness import wait_until
-from textual.widgets import Markdown, Static, TabbedContent
+from textual.widgets import Markdown, Static, Tab
 
 from lore.core.changes import VaultWatcher
 from lore.core.vault import Vault
@@ -28,10 +28,10 @@ async def test_first_screen_shows_vault_provider_meter_and_five_tabs(sample_vaul
         assert "offline" in str(app.query_one("#header-model", Static).render())
         meter = app.query_one(ContextMeter)
         assert f"/{sample_vault.config.ask.budget_tokens:,}" in str(meter.render())
-        tabs = app.query_one(TabbedContent)
-        labels = [str(tabs.get_tab(pane_id).label) for pane_id, _, _ in PANES]
-        assert labels[0] == "1 Ask" and labels[-1] == "5 Notes"
-        assert tabs.active == "ask"
+        labels = [str(tab.label) for tab in app.tab_bar.query(Tab)]
+        assert labels == ["1 Ask", "2 History", "3 Metrics", "4 Quarantine", "5 Notes"]
+        assert app.tab_bar.active == "ask"
+        assert app.switcher.current == "ask-pane"
 
 
 async def test_number_keys_switch_panes_even_with_alt_while_typing(sample_vault: Vault) -> None:
@@ -54,11 +54,45 @@ async def test_number_keys_switch_panes_even_with_alt_while_typing(sample_vault:
         assert app.query_one(PromptArea).text == "2"
 
 
+async def test_a_click_on_a_tab_shows_and_focuses_its_pane(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await wait_until(lambda: app.pane("metrics") is not None, message="never mounted")
+        await pilot.click("#pane-tabs #metrics")
+        await wait_until(lambda: app.switcher.current == "metrics-pane")
+        assert app.active_pane == "metrics"
+        assert not app.query_one("#ask-pane").display
+        await wait_until(
+            lambda: (
+                app.focused is not None and app.pane("metrics") in app.focused.ancestors_with_self
+            )
+        )
+
+
+async def test_a_pane_asked_for_before_it_is_mounted_is_shown_once_it_is(
+    sample_vault: Vault,
+) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        # Straight away, before the panes other than Ask are mounted.
+        assert app.pane("notes") is None
+        app.show_pane("notes")
+        assert app.active_pane == "notes"
+        await wait_until(lambda: app.switcher.current == "notes-pane", message="never shown")
+        notes = app.pane("notes")
+        assert notes is not None and notes.display
+        await wait_until(
+            lambda: app.focused is not None and notes in app.focused.ancestors_with_self
+        )
+        await pilot.pause()
+        assert not app.query_one("#ask-pane").display
+
+
 async def test_quarantine_tab_shows_how_many_claims_are_held(sample_vault: Vault) -> None:
     app = LoreApp(sample_vault)
     async with app.run_test(size=(120, 36)):
         await wait_until(lambda: app.quarantine_count is not None, message="never counted")
-        label = str(app.tabs.get_tab("quarantine").label)
+        label = str(app.tab_bar.query_one("#quarantine", Tab).label)
         assert label == f"4 Quarantine ({app.quarantine_count})"
 
 

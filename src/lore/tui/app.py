@@ -3,6 +3,10 @@
 The first screen is composed without touching the disk beyond the theme files: the note
 index is opened, the quarantine counted and the vault watched in thread workers afterwards.
 Panes other than Ask are mounted lazily, just after the first screen is shown.
+
+The panes sit directly in a content switcher under a tab bar, with no container for each
+tab: every full-height widget on screen is drawn line by line on each full frame, even
+where other widgets cover it, so each layer left out is a screenful less to draw.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.theme import Theme
 from textual.widget import MountError, Widget
-from textual.widgets import TabbedContent, TabPane
+from textual.widgets import ContentSwitcher, Tab, Tabs
 from textual.worker import Worker, get_current_worker
 
 from lore.core.changes import VaultWatcher
@@ -129,16 +134,22 @@ class LoreApp(App[None]):
         provider_name = self._provider.name if self._provider else settings.provider.name
         model = self._provider.model if self._provider else settings.provider.model
         yield LoreHeader(self.vault.name, provider_name, model, settings.ask.budget_tokens)
-        with TabbedContent(initial="ask", id="panes"):
-            for number, (pane_id, label, spec) in enumerate(PANES, 1):
-                with TabPane(self._tab_label(number, label), id=pane_id):
-                    widget = self._make_pane(pane_id, spec)
-                    # Only the first pane is needed for the first screen; the others are
-                    # mounted once it has been drawn.
-                    if pane_id == "ask":
-                        yield widget
-                    else:
-                        self._unmounted_panes[pane_id] = widget
+        yield Tabs(
+            *(
+                Tab(self._tab_label(number, label), id=pane_id)
+                for number, (pane_id, label, _) in enumerate(PANES, 1)
+            ),
+            id="pane-tabs",
+        )
+        with ContentSwitcher(initial="ask-pane", id="panes"):
+            for pane_id, _, spec in PANES:
+                widget = self._make_pane(pane_id, spec)
+                # Only the first pane is needed for the first screen; the others are
+                # mounted once it has been drawn.
+                if pane_id == "ask":
+                    yield widget
+                else:
+                    self._unmounted_panes[pane_id] = widget
         yield LoreFooter()
 
     def _make_pane(self, pane_id: str, spec: str) -> Widget:
@@ -167,11 +178,16 @@ class LoreApp(App[None]):
         self._count_quarantine()
         self._watch_vault()
         pending, self._unmounted_panes = self._unmounted_panes, {}
-        for pane_id, widget in pending.items():
+        for widget in pending.values():
             try:
-                await self.tabs.get_pane(pane_id).mount(widget)
+                await self.switcher.add_content(widget)
             except MountError:
                 return  # the app is closing
+        # A pane asked for before it was mounted (a key pressed at start-up) is shown now.
+        active = self.active_pane
+        self._show_content(active)
+        if active != PANES[0][0]:
+            self.call_after_refresh(self._focus_pane, active)
         if self._pending_note is not None:
             self._open_in_notes(self._pending_note)
             self._pending_note = None
@@ -222,12 +238,16 @@ class LoreApp(App[None]):
     # -- panes -------------------------------------------------------------------------------
 
     @property
-    def tabs(self) -> TabbedContent:
-        return self.query_one("#panes", TabbedContent)
+    def tab_bar(self) -> Tabs:
+        return self.query_one("#pane-tabs", Tabs)
+
+    @property
+    def switcher(self) -> ContentSwitcher:
+        return self.query_one("#panes", ContentSwitcher)
 
     @property
     def active_pane(self) -> str:
-        return self.tabs.active
+        return self.tab_bar.active or PANES[0][0]
 
     def pane(self, pane_id: str) -> Widget | None:
         try:
@@ -243,13 +263,25 @@ class LoreApp(App[None]):
             self.notify(f"no pane named {pane_id!r}", severity="warning")
             return
         self.requested_pane = pane_id
-        tabs = self.tabs
-        if tabs.active != pane_id:
+        if self.active_pane != pane_id:
             # Drop focus left in the old pane, or restoring it (say, as the palette closes)
-            # would switch straight back to that pane.
-            tabs.screen.set_focus(None)
-        tabs.active = pane_id
+            # would give the keys to a pane no longer shown.
+            self.screen.set_focus(None)
+        self.tab_bar.active = pane_id
+        self._show_content(pane_id)
         self.call_after_refresh(self._focus_pane, pane_id)
+
+    def _show_content(self, pane_id: str) -> None:
+        """Show the pane under the tab bar, once it is mounted (until then, the tab alone)."""
+        switcher = self.switcher
+        target = f"{pane_id}-pane"
+        if switcher.current == target:
+            return
+        try:
+            switcher.get_child_by_id(target)
+        except NoMatches:
+            return
+        switcher.current = target
 
     def _focus_pane(self, pane_id: str) -> None:
         if self.requested_pane not in (None, pane_id):
@@ -272,9 +304,13 @@ class LoreApp(App[None]):
         offer = getattr(widget, "palette_commands", None)
         return list(offer()) if callable(offer) else []
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id:
-            self.call_after_refresh(self._focus_pane, event.pane.id)
+    def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
+        # A tab picked by mouse or by the arrow keys on the tab bar; panes may hold tabs too.
+        if event.tabs.id != "pane-tabs" or not event.tab.id:
+            return
+        event.stop()
+        self._show_content(event.tab.id)
+        self.call_after_refresh(self._focus_pane, event.tab.id)
 
     def open_note(self, ref: str) -> None:
         self.show_pane("notes")
@@ -414,7 +450,8 @@ class LoreApp(App[None]):
     def _show_quarantine_count(self, count: int) -> None:
         self.quarantine_count = count
         number = [pane_id for pane_id, _, _ in PANES].index("quarantine") + 1
-        self.tabs.get_tab("quarantine").label = self._tab_label(number, "Quarantine", count)
+        tab = self.tab_bar.query_one("#quarantine", Tab)
+        tab.label = self._tab_label(number, "Quarantine", count)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="watch")
     def _watch_vault(self) -> None:
