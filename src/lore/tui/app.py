@@ -4,9 +4,10 @@ The first screen is composed without touching the disk beyond the theme files: t
 index is opened, the quarantine counted and the vault watched in thread workers afterwards.
 Panes other than Ask are mounted lazily, just after the first screen is shown.
 
-The panes sit directly in a content switcher under a tab bar, with no container for each
-tab: every full-height widget on screen is drawn line by line on each full frame, even
-where other widgets cover it, so each layer left out is a screenful less to draw.
+The panes sit directly on the screen under a tab bar, one shown at a time, with no
+container around them: every full-height widget on screen is drawn line by line on each
+full frame, even where other widgets cover it, so each layer left out is a screenful less
+to draw.
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.css.query import NoMatches
 from textual.theme import Theme
 from textual.widget import MountError, Widget
-from textual.widgets import ContentSwitcher, Tab, Tabs
+from textual.widgets import Tab, Tabs
 from textual.worker import Worker, get_current_worker
 
 from lore.core.changes import VaultWatcher
@@ -141,15 +141,15 @@ class LoreApp(App[None]):
             ),
             id="pane-tabs",
         )
-        with ContentSwitcher(initial="ask-pane", id="panes"):
-            for pane_id, _, spec in PANES:
-                widget = self._make_pane(pane_id, spec)
-                # Only the first pane is needed for the first screen; the others are
-                # mounted once it has been drawn.
-                if pane_id == "ask":
-                    yield widget
-                else:
-                    self._unmounted_panes[pane_id] = widget
+        for pane_id, _, spec in PANES:
+            widget = self._make_pane(pane_id, spec)
+            # Only the first pane is needed for the first screen; the others are mounted,
+            # hidden, once it has been drawn.
+            if pane_id == "ask":
+                yield widget
+            else:
+                widget.display = False
+                self._unmounted_panes[pane_id] = widget
         yield LoreFooter()
 
     def _make_pane(self, pane_id: str, spec: str) -> Widget:
@@ -178,11 +178,10 @@ class LoreApp(App[None]):
         self._count_quarantine()
         self._watch_vault()
         pending, self._unmounted_panes = self._unmounted_panes, {}
-        for widget in pending.values():
-            try:
-                await self.switcher.add_content(widget)
-            except MountError:
-                return  # the app is closing
+        try:
+            await self.screen.mount_all(pending.values(), before=self.query_one(LoreFooter))
+        except MountError:
+            return  # the app is closing
         # A pane asked for before it was mounted (a key pressed at start-up) is shown now.
         active = self.active_pane
         self._show_content(active)
@@ -242,10 +241,6 @@ class LoreApp(App[None]):
         return self.query_one("#pane-tabs", Tabs)
 
     @property
-    def switcher(self) -> ContentSwitcher:
-        return self.query_one("#panes", ContentSwitcher)
-
-    @property
     def active_pane(self) -> str:
         return self.tab_bar.active or PANES[0][0]
 
@@ -273,15 +268,14 @@ class LoreApp(App[None]):
 
     def _show_content(self, pane_id: str) -> None:
         """Show the pane under the tab bar, once it is mounted (until then, the tab alone)."""
-        switcher = self.switcher
-        target = f"{pane_id}-pane"
-        if switcher.current == target:
+        shown = self.pane(pane_id)
+        if shown is None:
             return
-        try:
-            switcher.get_child_by_id(target)
-        except NoMatches:
-            return
-        switcher.current = target
+        with self.batch_update():
+            for other_id in self.PANE_LABELS:
+                widget = shown if other_id == pane_id else self.pane(other_id)
+                if widget is not None:
+                    widget.display = widget is shown
 
     def _focus_pane(self, pane_id: str) -> None:
         if self.requested_pane not in (None, pane_id):
