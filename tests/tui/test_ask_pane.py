@@ -121,6 +121,36 @@ async def test_a_citation_link_opens_the_note_in_notes_pane(sample_vault: Vault)
         await wait_until(lambda: shown() == title, message="the cited note never opened")
 
 
+async def test_f3_lists_the_cited_notes_and_opens_the_one_picked(sample_vault: Vault) -> None:
+    from textual.command import CommandPalette
+
+    app = LoreApp(sample_vault, ScriptedProvider("Storms [1] and bands [2]."))
+    async with app.run_test(size=(120, 36)) as pilot:
+        pane = ask_pane(app)
+        app.query_one(PromptArea).focus()
+        await pilot.pause()
+        await pilot.press("f3")
+        await wait_until(lambda: any("cited no notes" in n.message for n in app._notifications))
+        assert not isinstance(app.screen, CommandPalette)
+
+        await type_and_send(pilot, app, "What is the Great Red Spot on Jupiter?")
+        await wait_until(lambda: not pane.is_asking and pane.last_sources, timeout=20)
+        assert len(pane.last_sources) == 2, pane.last_sources
+        second_title = pane.last_sources[1][1]
+        await pilot.press("f3")
+        await wait_until(lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"[2]")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_until(lambda: app.active_pane == "notes")
+
+        def shown() -> str | None:
+            current = getattr(app.pane("notes"), "current", None)
+            return current.note.title if current else None
+
+        await wait_until(lambda: shown() == second_title, message="the cited note never opened")
+
+
 async def test_up_and_down_recall_earlier_questions(sample_vault: Vault) -> None:
     app = LoreApp(sample_vault, ScriptedProvider("Fine."))
     async with app.run_test(size=(120, 36)) as pilot:

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.command import SimpleCommand
 from textual.containers import Vertical, VerticalScroll
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
@@ -63,7 +64,7 @@ def table_markdown(table: TableData) -> str:
 class AskPane(Vertical):
     HELP: ClassVar[str] = """\
 Ask questions; answers come from the notes and cite them as **[n]** links. Click a citation,
-or pick **Open cited note** in the palette (Ctrl+P), to read the note in the Notes pane.
+or press **F3** and pick one of the notes the last answer cited, to read it in the Notes pane.
 
 - **Enter** sends; **Ctrl+J** (or Shift/Alt+Enter where the terminal passes it) adds a line.
 - **Up / Down** on the first / last line recall earlier questions.
@@ -88,6 +89,13 @@ and tokens per second. The transcript follows new text unless you scroll up.
             "Context",
             id="ask.preview",
             tooltip="Show or hide what the next question would send",
+        ),
+        Binding(
+            "f3",
+            "open_source",
+            "Sources",
+            id="ask.sources",
+            tooltip="Open a note the last answer cited",
         ),
         Binding(
             "ctrl+l",
@@ -430,6 +438,22 @@ and tokens per second. The transcript follows new text unless you scroll up.
             self.post_message(OpenNote(event.href[len(NOTE_LINK) :]))
         else:
             self.app.open_url(event.href)
+
+    def action_open_source(self) -> None:
+        if not self.last_sources:
+            self.notify("The last answer cited no notes.", severity="warning")
+            return
+        self.app.search_commands(
+            [
+                SimpleCommand(
+                    f"[{number}] {title}",
+                    lambda ref=ref: self.post_message(OpenNote(ref)),
+                    "Open in the Notes pane",
+                )
+                for number, title, ref in self.last_sources
+            ],
+            placeholder="Open a note the last answer cited…",
+        )
 
     def palette_commands(self) -> list[tuple[str, str, Any]]:
         commands: list[tuple[str, str, Any]] = []
