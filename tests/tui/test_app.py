@@ -185,6 +185,25 @@ def test_watcher_reports_each_kind_once(vault: Vault) -> None:
     assert watcher.poll() == frozenset()
 
 
+async def test_the_meter_widens_to_show_the_whole_count(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        meter = app.query_one(ContextMeter)
+        # The first preview sets it as the app starts; then it is ours to set.
+        await wait_until(lambda: meter.used is not None, message="never previewed")
+        await pilot.pause(0.2)
+        for used in (7, 1_234_567):
+            app.set_context_usage(used)
+            count = f"{used:,}/{sample_vault.config.ask.budget_tokens:,}"
+            assert str(meter.render()).endswith(count)
+            # What is drawn, not only what is rendered: a meter too narrow wraps the count
+            # out of its one line.
+            await wait_until(
+                lambda: meter.render_line(0).text.rstrip().endswith(count),  # noqa: B023
+                message=f"{count} never drawn",
+            )
+
+
 @pytest.mark.parametrize(
     ("used", "budget", "level"),
     [(0, 4096, "low"), (2500, 4096, "mid"), (3900, 4096, "high"), (5000, 4096, "high")],

@@ -32,8 +32,8 @@ class ContextMeter(Static):
     """
 
     # Not run on mount: the constructor sets the starting look, so mounting restyles nothing.
-    used: reactive[int | None] = reactive(None, init=False)
-    budget: reactive[int] = reactive(0, init=False)
+    used: reactive[int | None] = reactive(None, init=False, layout=True)
+    budget: reactive[int] = reactive(0, init=False, layout=True)
 
     def __init__(self, budget: int = 0, **kwargs: Any) -> None:
         super().__init__(classes="-low", **kwargs)
