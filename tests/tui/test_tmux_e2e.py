@@ -107,6 +107,13 @@ def test_a_question_typed_in_a_real_terminal_is_answered_with_a_citation(
     assert "[1]" in screen
     history = HistoryStore(Vault.open(vault)).tail(1)
     assert history and history[0].status == "ok" and history[0].cited
+    # Alt+2 from the prompt, sent as terminals without the kitty protocol send it (ESC, 2),
+    # switches pane rather than typing a symbol.
+    term.key("M-2")
+    term.wait_for(lambda screen: "Search every turn" in screen, "the History pane")
+    term.key("M-1")
+    screen = term.wait_for(lambda screen: "f3 Sources" in screen, "the Ask pane again")
+    assert "™" not in screen
     term.key("C-q")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and term.tmux("list-sessions"):

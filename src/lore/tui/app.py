@@ -35,6 +35,7 @@ from lore.errors import LoreError
 from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
 from lore.tui.palette import LoreCommands, PaletteCommand
 from lore.tui.panes.pane_support import report_worker_failure
+from lore.tui.terminal_keys import read_escaped_digits_as_alt
 from lore.tui.theming import load_textual_themes, lore_variable_defaults
 from lore.tui.widgets.footer import LoreFooter
 from lore.tui.widgets.header import LoreHeader
@@ -103,6 +104,7 @@ class LoreApp(App[None]):
 
     def __init__(self, vault: Vault, provider: Provider | None = None) -> None:
         super().__init__()
+        read_escaped_digits_as_alt()
         self.vault = vault
         self._provider = provider
         self.watcher = VaultWatcher(vault)
