@@ -29,6 +29,11 @@ def test_an_empty_vault_has_nothing_live_and_no_memory(vault: Vault) -> None:
     assert status.describe().startswith("live 0 turns, 0 / 6,000 tokens · memory empty")
 
 
+def test_one_live_turn_is_one_turn(vault: Vault) -> None:
+    _write(vault, 1)
+    assert memory_status(vault).describe().startswith("live 1 turn, ")
+
+
 def test_live_figures_match_what_compaction_counts(vault: Vault) -> None:
     _write(vault, 12)
     status = memory_status(vault)

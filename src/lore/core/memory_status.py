@@ -43,8 +43,9 @@ class MemoryStatus:
         if self.problem:
             return f"memory: {self.problem}"
         more = "+" if self.live_over_threshold else ""
+        turns = "turn" if self.live_turns == 1 and not more else "turns"
         parts = [
-            f"live {self.live_turns:,}{more} turns, {self.live_tokens:,}{more} / "
+            f"live {self.live_turns:,}{more} {turns}, {self.live_tokens:,}{more} / "
             f"{self.threshold_tokens:,} tokens"
             + (" (compaction due)" if self.compaction_due else "")
         ]

@@ -215,7 +215,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             more = "+" if found >= SEARCH_LIMIT else ""
             label.update(f"{found:,}{more} of {self.total:,} turns match")
         else:
-            label.update(f"{self.total:,} turns")
+            label.update(f"{self.total:,} turn{'s' if self.total != 1 else ''}")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-memory")
     def _load_memory(self) -> None:
