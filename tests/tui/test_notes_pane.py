@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 from pane_harness import PaneHost, wait_until
+from rich.cells import cell_len
 from textual.widgets import Input, Label, Markdown, OptionList, Static
 
 from lore.core.vault import Vault
 from lore.tui.messages import VaultChanged
 from lore.tui.panes.notes import NotesPane, wiki_links_as_markdown
-from lore.tui.widgets.notes_tree import NotesTree
+from lore.tui.widgets.notes_tree import NotesTree, fit_title
 
 
 @pytest.fixture
@@ -68,6 +69,49 @@ async def test_tree_groups_notes_by_folder_and_by_tag(planets: Vault) -> None:
         planet_tag.expand()
         await pilot.pause()
         assert [str(child.label) for child in planet_tag.children] == ["Jupiter", "Mars"]
+
+
+def test_a_long_title_is_cut_in_the_middle_to_keep_its_end() -> None:
+    title = "A Guide to the Major Meteor Showers - Dark Sky Club — Where showers come from"
+    fitted = fit_title(title, 30)
+    assert cell_len(fitted) <= 30 and "…" in fitted
+    assert fitted.startswith("A Guide") and fitted.endswith("showers come from")
+    assert fit_title("Mars", 30) == "Mars"
+    assert cell_len(fit_title("木星の大赤斑と縞模様の観測記録について詳しく", 20)) <= 20
+
+
+async def test_notes_cut_from_one_document_are_told_apart_in_the_tree(vault: Vault) -> None:
+    shared = "Assembling Your 8-inch Dobsonian Telescope — "
+    for step in ("Check collimation", "First night out"):
+        vault.create_note(shared + step, f"# {step}\n\nText.\n")
+    for number in range(40):  # enough for the tree to need its scrollbar
+        vault.create_note(f"Zodiacal light observation {number}", "Faint.\n")
+    app = PaneHost(lambda: NotesPane(vault))
+    async with app.run_test(size=(120, 40)) as pilot:
+        pane = app.query_one(NotesPane)
+        tree = pane.query_one(NotesTree)
+        # As in the app, where the pane is filled while hidden behind another.
+        pane.display = False
+        await wait_until(lambda: len(_tree_labels(pane)) > 2, message="notes not shown")
+        await pilot.pause()
+        pane.display = True
+        await pilot.pause()
+        drawn = "\n".join(tree.render_line(y).text for y in range(tree.size.height))
+        # Both ends on screen, whole, though the titles are longer than the tree is wide.
+        assert cell_len(shared + "Check collimation") > tree.size.width
+        assert "Check collimation" in drawn and "First night out" in drawn, drawn
+        assert drawn.count("Assembling") == 2
+        assert tree.show_vertical_scrollbar
+        # Wider, and the titles are shown whole again.
+        pane.query_one("#notes-side").styles.width = 100
+        await pilot.pause()
+        await wait_until(
+            lambda: (
+                shared + "First night out"
+                in [str(node.label) for node in tree.root.children[0].children]
+            ),
+            message="titles not refitted",
+        )
 
 
 async def test_opening_a_note_shows_it_with_its_backlinks(planets: Vault) -> None:

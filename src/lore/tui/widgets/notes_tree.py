@@ -10,7 +10,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -78,12 +80,44 @@ class NotesCatalog:
         )
 
 
-def _note_label(listing: NoteListing) -> Text:
-    label = Text(listing.title)
+UNTRUSTED_MARK = " ·untrusted"
+# Below this many cells a cut title says too little; the tree's own cropping is left to it.
+NARROWEST_FIT = 12
+
+
+def fit_title(title: str, room: int) -> str:
+    """`title` in at most `room` cells, cut in the middle when it is longer.
+
+    Notes cut from one document share its title and differ only at the end ("Guide to the
+    Major Meteor Showers — How to watch"), so the end is kept and most of the cut falls in
+    the shared start.
+    """
+    if room < NARROWEST_FIT or cell_len(title) <= room:
+        return title
+    head_room = (room - 1) * 2 // 5
+    tail_room = room - 1 - head_room
+    head = ""
+    for character in title:
+        if cell_len(head + character) > head_room:
+            break
+        head += character
+    tail = ""
+    for character in reversed(title):
+        if cell_len(character + tail) > tail_room:
+            break
+        tail = character + tail
+    return f"{head.rstrip()}…{tail.lstrip()}"
+
+
+def _note_label(listing: NoteListing, room: int = 0) -> Text:
+    untrusted = listing.trust == "untrusted"
+    if room and untrusted:
+        room -= cell_len(UNTRUSTED_MARK)
+    label = Text(fit_title(listing.title, room) if room else listing.title)
     if listing.status == "superseded":
         label.stylize("strike dim")
-    if listing.trust == "untrusted":
-        label.append(" ·untrusted", style="dim")
+    if untrusted:
+        label.append(UNTRUSTED_MARK, style="dim")
     return label
 
 
@@ -95,6 +129,8 @@ class NotesTree(Tree[TreeEntry]):
         self.show_root = False
         self.catalog = NotesCatalog()
         self._filled: set[int] = set()  # ids of nodes whose children exist
+        self._listings: dict[str, NoteListing] = {}  # the notes shown, by path
+        self._fitted_width = 0
 
     def show_catalog(self, catalog: NotesCatalog) -> None:
         """Replace the tree's content, keeping the branches the user had open."""
@@ -102,6 +138,7 @@ class NotesTree(Tree[TreeEntry]):
         cursor = self.cursor_node.data if self.cursor_node is not None else None
         self.catalog = catalog
         self._filled.clear()
+        self._listings.clear()
         self.clear()
         folders = self.root.add(
             Text.assemble("Folders ", (f"({catalog.count})", "dim")),
@@ -169,17 +206,58 @@ class NotesTree(Tree[TreeEntry]):
     def on_tree_node_expanded(self, event: Tree.NodeExpanded[TreeEntry]) -> None:
         self._fill(event.node)
 
+    def _label_room(self, parent: TreeNode[TreeEntry]) -> int:
+        """Cells left for the label of a node under `parent`, after the guides (0: unknown)."""
+        width = self._label_width()
+        if width <= 0:
+            return 0
+        levels = 0
+        node: TreeNode[TreeEntry] | None = parent
+        while node is not None and node is not self.root:
+            levels += 1
+            node = node.parent
+        return max(0, width - self.guide_depth * levels)
+
+    def _label_width(self) -> int:
+        # The scrollbar is counted in even before it shows: filling a branch is what makes
+        # the tree overflow, and the labels are cut before that.
+        width = self.scrollable_content_region.width
+        if not self.show_vertical_scrollbar:
+            width -= self.styles.scrollbar_size_vertical
+        return width
+
+    def _add_note(self, node: TreeNode[TreeEntry], listing: NoteListing, room: int) -> None:
+        self._listings[listing.path] = listing
+        node.add_leaf(_note_label(listing, room), data=TreeEntry("note", listing.path))
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Titles cut to the old width are cut again to the new one.
+        width = self._label_width()
+        if width == self._fitted_width:
+            return
+        self._fitted_width = width
+        stack: list[TreeNode[TreeEntry]] = list(self.root.children)
+        while stack:
+            node = stack.pop()
+            stack.extend(node.children)
+            entry = node.data
+            if entry is not None and entry.kind == "note" and node.parent is not None:
+                listing = self._listings.get(entry.key)
+                if listing is not None:
+                    node.set_label(_note_label(listing, self._label_room(node.parent)))
+
     def _fill(self, node: TreeNode[TreeEntry]) -> None:
         entry = node.data
         if entry is None or node.id in self._filled:
             return
         self._filled.add(node.id)
+        room = self._label_room(node)
         if entry.kind == "folder":
             for folder in self.catalog.folders.get(entry.key, []):
                 name = folder.rpartition("/")[2]
                 node.add(f"{name}/", data=TreeEntry("folder", folder))
             for listing in self.catalog.notes_in.get(entry.key, []):
-                node.add_leaf(_note_label(listing), data=TreeEntry("note", listing.path))
+                self._add_note(node, listing, room)
         elif entry.kind == "tag" and entry.key == "":
             for tag, listings in self.catalog.tags.items():
                 node.add(
@@ -188,4 +266,4 @@ class NotesTree(Tree[TreeEntry]):
                 )
         elif entry.kind == "tag":
             for listing in self.catalog.tags.get(entry.key, []):
-                node.add_leaf(_note_label(listing), data=TreeEntry("note", listing.path))
+                self._add_note(node, listing, room)
