@@ -89,12 +89,18 @@ def summary_table(summary: MetricsSummary, window: int | None) -> Table:
     def cell(label: str, value: str, note: str = "") -> Text:
         return Text.assemble((label + " ", "bold"), value, (note, "dim"))
 
+    # Only the outcomes that happened, so the cell stays on one line in a narrow terminal.
+    outcomes = " · ".join(
+        f"{label} {count:,}"
+        for label, count in (
+            ("ok", summary.ok),
+            ("cancelled", summary.cancelled),
+            ("failed", summary.errors),
+        )
+        if count
+    )
     table.add_row(
-        cell(
-            "Asks",
-            f"{summary.asks:,}",
-            f"  ok {summary.ok:,} · cancelled {summary.cancelled:,} · failed {summary.errors:,}",
-        ),
+        cell("Asks", f"{summary.asks:,}", f"  {outcomes}"),
         cell(
             "Tokens",
             f"in {summary.prompt_tokens:,} · out {summary.completion_tokens:,}",
@@ -123,7 +129,11 @@ def summary_table(summary: MetricsSummary, window: int | None) -> Table:
             "Citations",
             f"{summary.citations_kept:,} kept · {summary.citations_removed:,} removed",
         ),
-        cell("Evidence dropped", f"in {summary.asks_with_drops:,} asks", "  to fit the budget"),
+        cell(
+            "Evidence dropped",
+            f"in {summary.asks_with_drops:,} ask{'' if summary.asks_with_drops == 1 else 's'}",
+            "  to fit the budget",
+        ),
         Text(""),
     )
     return table
@@ -275,6 +285,7 @@ New asks appear here as they are recorded, from this app or another process.
         self.query_one("#spark-tokens", Sparkline).data = [
             float(r.prompt_tokens_best + r.completion_tokens_best) for r in sparks
         ]
+        self.query_one("#spark-tokens-label", Label).update(f"Tokens per ask (last {len(sparks)})")
         if ok:
             slowest = max(r.total_ms for r in ok)
             self.query_one("#spark-latency-label", Label).update(
