@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 from pane_harness import wait_until
@@ -233,11 +234,9 @@ async def test_start_up_heap_is_frozen_once_started_and_handed_back_on_exit(
     assert gc.get_threshold() == thresholds
 
 
-async def test_a_pane_switch_rebuilds_the_footer_once_with_the_new_panes_keys(
-    sample_vault: Vault, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from textual.widgets._footer import FooterKey
-
+@pytest.fixture
+def footer_rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per rebuild of the footer's keys."""
     from lore.tui.widgets.footer import LoreFooter
 
     rebuilds: list[int] = []
@@ -248,12 +247,27 @@ async def test_a_pane_switch_rebuilds_the_footer_once_with_the_new_panes_keys(
         await original(self)
 
     monkeypatch.setattr(LoreFooter, "recompose", counted)
-    app = LoreApp(sample_vault)
+    return rebuilds
+
+
+async def _count_from_start_up(app: LoreApp, pilot: Any, rebuilds: list[int]) -> None:
+    """Once every pane is mounted and the first footer is built, count rebuilds from zero."""
+    await wait_until(lambda: app.pane("history") is not None, message="never mounted")
+    await pilot.pause(0.3)
+    rebuilds.clear()
+
+
+async def test_a_pane_switch_rebuilds_the_footer_once_with_the_new_panes_keys(
+    sample_vault: Vault, footer_rebuilds: list[int]
+) -> None:
+    from textual.widgets._footer import FooterKey
+
+    from lore.tui.widgets.footer import LoreFooter
+
+    app, rebuilds = LoreApp(sample_vault), footer_rebuilds
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_until(lambda: app.pane("history") is not None, message="never mounted")
-        await pilot.pause(0.3)
-        rebuilds.clear()
-        await pilot.press("alt+2")  # focus moves three times: off the prompt, tabs, the list
+        await _count_from_start_up(app, pilot, rebuilds)
+        await pilot.press("alt+2")  # the focus leaves the prompt, then lands on the list
 
         def descriptions() -> list[str]:
             return [key.description for key in app.query_one(LoreFooter).query(FooterKey)]
@@ -265,24 +279,13 @@ async def test_a_pane_switch_rebuilds_the_footer_once_with_the_new_panes_keys(
 
 
 async def test_the_footer_waits_for_focus_to_land_and_skips_rebuilds_that_change_nothing(
-    sample_vault: Vault, monkeypatch: pytest.MonkeyPatch
+    sample_vault: Vault, footer_rebuilds: list[int]
 ) -> None:
     from lore.tui.widgets import footer as footer_module
-    from lore.tui.widgets.footer import LoreFooter
 
-    rebuilds: list[int] = []
-    original = LoreFooter.recompose
-
-    async def counted(self: LoreFooter) -> None:
-        rebuilds.append(1)
-        await original(self)
-
-    monkeypatch.setattr(LoreFooter, "recompose", counted)
-    app = LoreApp(sample_vault)
+    app, rebuilds = LoreApp(sample_vault), footer_rebuilds
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_until(lambda: app.pane("history") is not None, message="never mounted")
-        await pilot.pause(0.3)
-        rebuilds.clear()
+        await _count_from_start_up(app, pilot, rebuilds)
         app.screen.refresh_bindings()
         app.screen.refresh_bindings()
         await pilot.pause(0.3)
