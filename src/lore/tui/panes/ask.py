@@ -44,7 +44,7 @@ ALL_KINDS = frozenset({"notes", "history", "metrics", "quarantine", "memory", "a
 WELCOME = (
     "Ask a question about the notes in this vault. **Enter** sends, **Ctrl+J** adds a line, "
     "**Up/Down** recall earlier questions, **/** lists commands, **F2** shows what the next "
-    "question would send, **Esc** stops an answer."
+    "question would send, **F3** opens a note the last answer cited, **Esc** stops an answer."
 )
 
 
