@@ -151,6 +151,22 @@ async def test_f3_lists_the_cited_notes_and_opens_the_one_picked(sample_vault: V
         await wait_until(lambda: shown() == second_title, message="the cited note never opened")
 
 
+async def test_an_over_long_question_is_one_notification_and_stays_in_the_prompt(
+    sample_vault: Vault,
+) -> None:
+    provider = ScriptedProvider("unused")
+    app = LoreApp(sample_vault, provider)
+    limit = sample_vault.config.ask.max_question_chars
+    pasted = "Tell me about Europa. " * (limit // 10)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await type_and_send(pilot, app, pasted)
+        await wait_until(lambda: any("over the limit" in n.message for n in app._notifications))
+        await pilot.pause()
+        assert app.query_one(PromptArea).text == pasted
+        assert not app.query(AskTurn) and not provider.prompts
+        assert HistoryStore(sample_vault).count() == 0
+
+
 async def test_up_and_down_recall_earlier_questions(sample_vault: Vault) -> None:
     app = LoreApp(sample_vault, ScriptedProvider("Fine."))
     async with app.run_test(size=(120, 36)) as pilot:

@@ -237,6 +237,12 @@ and tokens per second. The transcript follows new text unless you scroll up.
         if self.is_asking:
             self.notify("Lore is still answering; press Esc to stop it first", severity="warning")
             return
+        try:
+            # Refused here, before a turn is drawn: the text stays in the prompt to shorten.
+            self.engine.check_question(line)
+        except LoreError as exc:
+            self.notify(exc.message, severity="error")
+            return
         self.prompt.remember(line)
         self.prompt.set_prompt("")
         self.ask(line)
