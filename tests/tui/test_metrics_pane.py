@@ -8,11 +8,11 @@ from pane_harness import PaneHost, wait_until
 from rich.console import Console
 from textual.widgets import DataTable, Sparkline, Static
 
-from lore.core.metrics import MetricsStore
+from lore.core.metrics import MetricsStore, summarise
 from lore.core.turns import Turn, TurnTimings, TurnUsage
 from lore.core.vault import Vault
 from lore.tui.messages import VaultChanged
-from lore.tui.panes.metrics import MetricsPane
+from lore.tui.panes.metrics import MetricsPane, SummaryGrid, summary_cells
 
 
 def _record(
@@ -82,7 +82,7 @@ async def test_totals_percentiles_models_and_sparklines(vault: Vault) -> None:
         assert "Tokens per ask (last 12)" in str(pane.query_one("#spark-tokens-label").render())
         assert "Latency p50 1.50 s · p95 5.00 s" in totals
         assert "First token p50 200 ms · p95 200 ms" in totals
-        assert "(some estimated)" in totals and "Citations 24 kept · 3 removed" in totals
+        assert "(some est.)" in totals and "Citations 24 kept · 3 removed" in totals
 
         models = pane.query_one("#metrics-models", DataTable)
         assert models.row_count == 2
@@ -141,3 +141,21 @@ async def test_window_key_switches_what_the_figures_cover(vault: Vault) -> None:
         assert "Asks 150" in _totals(pane) and "over every ask" in _totals(pane)
         # The recent table keeps its most recent rows whatever the window.
         assert pane.query_one("#metrics-recent", DataTable).row_count == 150
+
+
+def test_the_totals_use_as_many_columns_as_the_width_holds(vault: Vault) -> None:
+    store = MetricsStore(vault)
+    for n in range(3):
+        _record(store, n)
+    cells = summary_cells(summarise(store.tail(10)), 1000)
+
+    def drawn(width: int) -> list[str]:
+        out = io.StringIO()
+        Console(file=out, width=width, color_system=None).print(SummaryGrid(cells))
+        return [line.rstrip() for line in out.getvalue().splitlines()]
+
+    wide, classic, narrow = drawn(160), drawn(80), drawn(36)
+    assert len(wide) == 3 and "Asks" in wide[0] and "over the last 1,000 asks" in wide[0]
+    assert len(classic) == 4 and "Asks" in classic[0] and "Tokens" in classic[0]
+    assert len(narrow) == len(cells)  # one cell a line, none wrapped
+    assert all(len(line) <= 36 for line in narrow)

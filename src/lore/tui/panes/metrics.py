@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import ClassVar
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -79,17 +80,39 @@ class MetricsView:
     recent: list[MetricRecord]
 
 
-def summary_table(summary: MetricsSummary, window: int | None) -> Table:
+# The narrowest a column of figures gets before the summary uses fewer columns.
+SUMMARY_COLUMN_WIDTH = 38
+
+
+@dataclass
+class SummaryGrid:
+    """The totals as cells laid out in as many columns as the width holds (one to three).
+
+    A Rich renderable, so the layout is chosen from the width it is drawn at: at 80 columns
+    three columns of figures wrapped every cell onto two lines.
+    """
+
+    cells: list[Text]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        columns = max(1, min(3, options.max_width // SUMMARY_COLUMN_WIDTH))
+        table = Table.grid(padding=(0, 3), expand=True)
+        for _ in range(columns):
+            table.add_column(ratio=1)
+        for start in range(0, len(self.cells), columns):
+            row = self.cells[start : start + columns]
+            table.add_row(*row, *[Text("")] * (columns - len(row)))
+        yield table
+
+
+def summary_cells(summary: MetricsSummary, window: int | None) -> list[Text]:
     covered = "every ask" if window is None else f"the last {window:,} asks"
-    table = Table.grid(padding=(0, 4), expand=True)
-    for _ in range(3):
-        table.add_column(ratio=1)
     estimated = summary.prompt_tokens != summary.reported_prompt_tokens
 
     def cell(label: str, value: str, note: str = "") -> Text:
         return Text.assemble((label + " ", "bold"), value, (note, "dim"))
 
-    # Only the outcomes that happened, so the cell stays on one line in a narrow terminal.
+    # Only the outcomes that happened, so the cell stays on one line.
     outcomes = " · ".join(
         f"{label} {count:,}"
         for label, count in (
@@ -99,16 +122,15 @@ def summary_table(summary: MetricsSummary, window: int | None) -> Table:
         )
         if count
     )
-    table.add_row(
+    drops = summary.asks_with_drops
+    return [
         cell("Asks", f"{summary.asks:,}", f"  {outcomes}"),
         cell(
             "Tokens",
             f"in {summary.prompt_tokens:,} · out {summary.completion_tokens:,}",
-            "  (some estimated)" if estimated else "",
+            " (some est.)" if estimated else "",
         ),
         Text(f"over {covered}", style="dim"),
-    )
-    table.add_row(
         cell(
             "Latency",
             f"p50 {format_ms(summary.latency_p50_ms)} · p95 {format_ms(summary.latency_p95_ms)}",
@@ -123,20 +145,11 @@ def summary_table(summary: MetricsSummary, window: int | None) -> Table:
             format_rate(summary.tokens_per_second),
             f"  retrieval p50 {format_ms(summary.retrieval_p50_ms)}",
         ),
-    )
-    table.add_row(
         cell(
-            "Citations",
-            f"{summary.citations_kept:,} kept · {summary.citations_removed:,} removed",
+            "Citations", f"{summary.citations_kept:,} kept · {summary.citations_removed:,} removed"
         ),
-        cell(
-            "Evidence dropped",
-            f"in {summary.asks_with_drops:,} ask{'' if summary.asks_with_drops == 1 else 's'}",
-            "  to fit the budget",
-        ),
-        Text(""),
-    )
-    return table
+        cell("Evidence dropped", f"in {drops:,} ask{'' if drops == 1 else 's'}", " to fit"),
+    ]
 
 
 class MetricsPane(Vertical):
@@ -278,7 +291,7 @@ New asks appear here as they are recorded, from this app or another process.
         if summary.asks == 0:
             totals.update("No asks recorded yet: ask something in the Ask pane.")
         else:
-            totals.update(summary_table(summary, view.window))
+            totals.update(SummaryGrid(summary_cells(summary, view.window)))
         sparks = view.recent[-SPARK_POINTS:]
         ok = [record for record in sparks if record.status == "ok"]
         self.query_one("#spark-latency", Sparkline).data = [r.total_ms / 1000 for r in ok]
