@@ -79,7 +79,7 @@ async def test_totals_percentiles_models_and_sparklines(vault: Vault) -> None:
         await wait_until(lambda: pane.view is not None)
         totals = _totals(pane)
         assert "Asks 12 ok 11 · cancelled 1" in totals and "failed" not in totals
-        assert "Tokens per ask (last 12)" in str(pane.query_one("#spark-tokens-label").render())
+        assert "Tokens, last 12 asks" in str(pane.query_one("#spark-tokens-label").render())
         assert "Latency p50 1.50 s · p95 5.00 s" in totals
         assert "First token p50 200 ms · p95 200 ms" in totals
         assert "(some est.)" in totals and "Citations 24 kept · 3 removed" in totals

@@ -62,6 +62,10 @@ def format_ms(ms: float | None) -> str:
     return f"{ms / 1000:.2f} s"
 
 
+def asks(count: int) -> str:
+    return f"{count:,} ask" if count == 1 else f"{count:,} asks"
+
+
 def format_rate(rate: float | None) -> str:
     return "–" if rate is None else f"{rate:,.1f}"
 
@@ -122,7 +126,6 @@ def summary_cells(summary: MetricsSummary, window: int | None) -> list[Text]:
         )
         if count
     )
-    drops = summary.asks_with_drops
     return [
         cell("Asks", f"{summary.asks:,}", f"  {outcomes}"),
         cell(
@@ -148,7 +151,7 @@ def summary_cells(summary: MetricsSummary, window: int | None) -> list[Text]:
         cell(
             "Citations", f"{summary.citations_kept:,} kept · {summary.citations_removed:,} removed"
         ),
-        cell("Evidence dropped", f"in {drops:,} ask{'' if drops == 1 else 's'}", " to fit"),
+        cell("Evidence dropped", f"in {asks(summary.asks_with_drops)}", " to fit"),
     ]
 
 
@@ -234,10 +237,10 @@ New asks appear here as they are recorded, from this app or another process.
         yield Static("Reading metrics…", id="metrics-totals")
         with Horizontal(id="metrics-sparks"):
             with Vertical(classes="spark-box"):
-                yield Label(f"Latency per ask (last {SPARK_POINTS})", id="spark-latency-label")
+                yield Label("Latency per ask", id="spark-latency-label")
                 yield Sparkline([], id="spark-latency")
             with Vertical(classes="spark-box"):
-                yield Label(f"Tokens per ask (last {SPARK_POINTS})", id="spark-tokens-label")
+                yield Label("Tokens per ask", id="spark-tokens-label")
                 yield Sparkline([], id="spark-tokens")
         yield Label("By model", classes="section")
         yield DataTable(id="metrics-models", cursor_type="row", zebra_stripes=True)
@@ -298,11 +301,11 @@ New asks appear here as they are recorded, from this app or another process.
         self.query_one("#spark-tokens", Sparkline).data = [
             float(r.prompt_tokens_best + r.completion_tokens_best) for r in sparks
         ]
-        self.query_one("#spark-tokens-label", Label).update(f"Tokens per ask (last {len(sparks)})")
+        self.query_one("#spark-tokens-label", Label).update(f"Tokens, last {asks(len(sparks))}")
         if ok:
             slowest = max(r.total_ms for r in ok)
             self.query_one("#spark-latency-label", Label).update(
-                f"Latency per ask (last {len(ok)}, slowest {format_ms(slowest)})"
+                f"Latency, last {asks(len(ok))}, max {format_ms(slowest)}"
             )
         self._show_models(summary)
         self._show_recent(view.recent[-RECENT_ROWS:])
