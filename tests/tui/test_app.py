@@ -115,17 +115,30 @@ async def test_f1_shows_help_for_the_focused_pane_with_its_keys(sample_vault: Va
 
 
 async def test_keymap_in_lore_yaml_remaps_keys_and_names_unknown_ids(sample_vault: Vault) -> None:
-    sample_vault.config.keymap = {"app.pane.notes": "ctrl+n", "app.no-such": "x"}
+    sample_vault.config.keymap = {
+        "app.pane.notes": "ctrl+n",
+        "app.no-such": "x",
+        # Ids of a widget inside a pane mounted after start-up, and of a dialog not yet open.
+        "history.list.down": "j",
+        "help.close": "ctrl+g",
+    }
     app = LoreApp(sample_vault)
     async with app.run_test(size=(120, 36)) as pilot:
-        await wait_until(
-            lambda: any("unknown binding id 'app.no-such'" in n.message for n in app._notifications)
-        )
+        await wait_until(lambda: any("keymap" in n.message for n in app._notifications))
+        reports = [n.message for n in app._notifications if "keymap" in n.message]
+        assert reports == ["lore.yaml keymap: unknown binding id 'app.no-such'"]
         app.set_focus(None)
         await pilot.press("5")
         assert app.active_pane == "ask"
         await pilot.press("ctrl+n")
         assert app.active_pane == "notes"
+        await pilot.press("f1")
+        await wait_until(lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")  # the old key no longer closes it...
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("ctrl+g")  # ...the new one does
+        await wait_until(lambda: not isinstance(app.screen, HelpScreen))
 
 
 async def test_open_note_message_shows_the_note_in_notes_pane(sample_vault: Vault) -> None:

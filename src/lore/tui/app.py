@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import gc
 import importlib
+import pkgutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
 from textual.theme import Theme
 from textual.widget import MountError, Widget
 from textual.widgets import Tab, Tabs
@@ -83,6 +85,21 @@ def _pane_bindings() -> list[BindingType]:
             )
         )
     return bindings
+
+
+def lore_widget_classes() -> Iterator[type[DOMNode]]:
+    """Every widget and screen class Lore defines, dialogs not yet opened included."""
+    import lore.tui
+
+    for module_info in pkgutil.walk_packages(lore.tui.__path__, "lore.tui."):
+        module = importlib.import_module(module_info.name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and issubclass(value, DOMNode)
+                and value.__module__ == module.__name__
+            ):
+                yield value
 
 
 def pane_class(spec: str) -> type[Widget]:
@@ -169,7 +186,9 @@ class LoreApp(App[None]):
         for problem in self._theme_problems:
             self.notify(problem, title="Theme not loaded", severity="warning", timeout=8)
         self.theme_changed_signal.subscribe(self, self._remember_theme_choice)
-        self._apply_keymap(self.vault.config.keymap)
+        if self.vault.config.keymap:
+            # Ids no binding has are ignored; they are reported once every pane is mounted.
+            self.set_keymap(dict(self.vault.config.keymap))
         # Background work starts once the first screen is drawn, so it never delays it.
         self.call_after_refresh(self._after_first_frame)
 
@@ -192,6 +211,7 @@ class LoreApp(App[None]):
         if self._pending_note is not None:
             self._open_in_notes(self._pending_note)
             self._pending_note = None
+        self._report_unknown_keymap_ids(self.vault.config.keymap)
         self._freeze_startup_heap()
 
     def _freeze_startup_heap(self) -> None:
@@ -403,11 +423,10 @@ class LoreApp(App[None]):
 
     # -- keymap ------------------------------------------------------------------------------
 
-    def _apply_keymap(self, keymap: dict[str, str]) -> None:
+    def _report_unknown_keymap_ids(self, keymap: dict[str, str]) -> None:
         if not keymap:
             return
-        known = set(self.known_binding_ids())
-        unknown = sorted(set(keymap) - known)
+        unknown = sorted(set(keymap) - set(self.known_binding_ids()))
         if unknown:
             self.notify(
                 f"lore.yaml keymap: unknown binding id {unknown[0]!r}"
@@ -415,13 +434,11 @@ class LoreApp(App[None]):
                 severity="warning",
                 timeout=8,
             )
-        self.set_keymap({key: value for key, value in keymap.items() if key in known})
 
     def known_binding_ids(self) -> Iterable[str]:
-        classes: list[type[Any]] = [type(self), HelpScreen]
-        classes.extend(pane_class(spec) for _, _, spec in PANES)
-        for node in self.screen.walk_children(with_self=True):
-            classes.append(type(node))
+        """The id of every binding: Lore's own widgets and dialogs, and those on screen."""
+        classes: list[type[Any]] = [type(self), *lore_widget_classes()]
+        classes.extend(type(node) for node in self.screen.walk_children(with_self=True))
         for cls in classes:
             for klass in cls.__mro__:
                 for binding in klass.__dict__.get("BINDINGS", []):
