@@ -60,6 +60,25 @@ def test_short_or_pronoun_questions_are_follow_ups() -> None:
         assert not is_followup(question), question
 
 
+def test_a_question_with_its_own_subject_stands_alone_however_it_opens() -> None:
+    europa = _turn("What is Europa's ocean made of?")
+    for question in (
+        "Why does Io have volcanoes?",
+        "So how hot is the Great Red Spot?",
+        "How come Saturn's rings are so thin?",
+    ):
+        assert resolve_followup(question, europa) == (question, False), question
+    # Without a subject of its own, or pointing back, or continuing with "and", it leans on
+    # the earlier question.
+    for question in (
+        "Why does the surface look so young?",
+        "Why does it have a magnetic field?",
+        "And why does Io have volcanoes too?",
+    ):
+        resolved, followup = resolve_followup(question, europa)
+        assert followup and "Europa" in resolved, question
+
+
 def test_a_follow_up_is_resolved_against_the_previous_turn() -> None:
     previous = _turn("Which planet has the Great Red Spot?")
     resolved, followup = resolve_followup("How big is it?", previous)

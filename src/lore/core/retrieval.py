@@ -14,12 +14,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lore.core.passages import content_words, question_words, stem, words
-from lore.core.subjects import SubjectSwap, TitleLookup, swap_subject
+from lore.core.subjects import SubjectSwap, TitleLookup, names_a_subject, swap_subject
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
+# Openers that only ever continue the previous turn...
+_CONTINUING_OPENERS = ("and", "what about", "how about")
+# ...and openers that also start questions of their own ("Why does Io have volcanoes?").
 _FOLLOWUP_OPENERS = (
-    "and", "but", "so", "also", "then", "what about", "how about", "why", "how come",
+    *_CONTINUING_OPENERS, "but", "so", "also", "then", "why", "how come",
     "same", "more", "else", "again", "ok", "okay",
 )  # fmt: skip
 _ANAPHORA_TEXT = """it its it's itself that this those these they them their theirs he she him her his
@@ -102,6 +105,18 @@ def is_followup(question: str) -> bool:
     return any(token in ANAPHORA for token in tokens)
 
 
+def _stands_alone(question: str, titles: TitleLookup) -> bool:
+    """A question opened like a follow-up ("why", "so") that names its own subject and points
+    at nothing earlier: "Why does Io have volcanoes?" after a question about Europa."""
+    tokens = words(question)
+    lowered = " ".join(tokens)
+    if len(tokens) <= _SHORT_QUESTION_WORDS or any(token in ANAPHORA for token in tokens):
+        return False
+    if any(lowered == opener or lowered.startswith(opener + " ") for opener in _CONTINUING_OPENERS):
+        return False
+    return names_a_subject(question, titles)
+
+
 def _no_titles(phrase: str) -> tuple[str, Sequence[str]] | None:
     return None
 
@@ -122,7 +137,7 @@ def _resolve(
     question: str, previous: Turn | None, titles: TitleLookup
 ) -> tuple[str, bool, SubjectSwap | None]:
     question = " ".join(question.split())
-    if previous is None or not is_followup(question):
+    if previous is None or not is_followup(question) or _stands_alone(question, titles):
         return question, False, None
     earlier = _earlier(previous)
     # "and what about Europa?" keeps the earlier question and changes its subject; a

@@ -164,6 +164,11 @@ def _old_subjects(text: str, titles: TitleLookup) -> list[_Span]:
     return kept
 
 
+def names_a_subject(text: str, titles: TitleLookup) -> bool:
+    """Whether `text` names a note or something written as a name ("Io", "Great Red Spot")."""
+    return bool(_old_subjects(text, titles))
+
+
 def _tag_stems(tags: Sequence[str]) -> set[str]:
     return {stem(part) for tag in tags for part in re.split(r"[\W_]+", tag.lower()) if part}
 
