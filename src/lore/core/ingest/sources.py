@@ -194,7 +194,7 @@ def _document(
 ) -> SourceDocument:
     title = ""
     if fmt == "html":
-        text, title = html_to_text(text)
+        text, title = html_to_text(text, base_url=uri)
     elif fmt == "markdown":
         text, title = _markdown_front_matter(text)
     if not title:
@@ -309,10 +309,32 @@ _HIDING = re.compile(
 )
 
 
+def link_target(href: str, base_url: str = "") -> str | None:
+    """Where a link of the page leads, as a Markdown link target, or None to keep its text only.
+
+    Web and mail addresses are kept; a relative link is resolved against the page's own web
+    address. Script, data and in-page links, and relative links of a local file, lead nowhere
+    a note's reader could follow.
+    """
+    href = href.strip()
+    if not href or href.startswith("#"):
+        return None
+    scheme = urllib.parse.urlsplit(href).scheme.lower()
+    if not scheme:
+        if urllib.parse.urlsplit(base_url).scheme.lower() not in ("http", "https"):
+            return None
+        href = urllib.parse.urljoin(base_url, href)
+        scheme = urllib.parse.urlsplit(href).scheme.lower()
+    if scheme not in ("http", "https", "mailto"):
+        return None
+    # Markdown ends a link target at a space or an unmatched parenthesis.
+    return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
 class _TextExtractor(HTMLParser):
     """Visible text of a page; hidden parts are kept with their markup so the sanitiser sees them."""
 
-    def __init__(self) -> None:
+    def __init__(self, base_url: str = "") -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.title = ""
@@ -320,6 +342,9 @@ class _TextExtractor(HTMLParser):
         self._stack: list[tuple[str, bool]] = []
         self._in_title = False
         self._in_pre = 0
+        self._base_url = base_url
+        # For each open <a>: its target (None: text only) and where its text starts in parts.
+        self._links: list[tuple[str | None, int]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
@@ -345,6 +370,11 @@ class _TextExtractor(HTMLParser):
             self.parts.append("- ")
         elif tag == "pre":
             self._in_pre += 1
+        elif tag == "a" and not self._in_pre:
+            target = link_target(values.get("href") or "", self._base_url)
+            self._links.append((target, len(self.parts)))
+            if target is not None:
+                self.parts.append("[")
         elif tag == "img" and values.get("src"):
             alt = (values.get("alt") or "").replace("]", " ")
             self.parts.append(f"![{alt}]({values['src']})")
@@ -371,8 +401,25 @@ class _TextExtractor(HTMLParser):
                 break
         if tag == "pre" and self._in_pre:
             self._in_pre -= 1
+        if tag == "a" and self._links:
+            self._close_link()
         if tag in _BLOCK:
             self.parts.append("\n\n")
+
+    def _close_link(self) -> None:
+        target, start = self._links.pop()
+        if target is None:
+            return
+        text = "".join(self.parts[start + 1 :])
+        if not text.strip() or "[" in text or "]" in text:
+            self.parts[start] = ""  # no text to click, or text that would break the link
+            return
+        self.parts.append(f"]({target})")
+
+    def close_open_links(self) -> None:
+        """Links left open where the page ended, or where its markup broke."""
+        while self._links:
+            self._close_link()
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
@@ -389,13 +436,15 @@ class _TextExtractor(HTMLParser):
             self.parts.append(f"<!--{data}-->")
 
 
-def html_to_text(page: str) -> tuple[str, str]:
-    parser = _TextExtractor()
+def html_to_text(page: str, base_url: str = "") -> tuple[str, str]:
+    """(the page's visible text as Markdown, its title); relative links resolve on `base_url`."""
+    parser = _TextExtractor(base_url)
     try:
         parser.feed(page)
         parser.close()
     except (AssertionError, ValueError):
         pass  # keep what was read before the markup broke
+    parser.close_open_links()
     text = "".join(parser.parts)
     text = re.sub(r"[ \t]+\n", "\n", text)
     text = re.sub(r"\n{3,}", "\n\n", text)
