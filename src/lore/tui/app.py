@@ -200,7 +200,9 @@ class LoreApp(App[None]):
         self._watch_vault()
         pending, self._unmounted_panes = self._unmounted_panes, {}
         try:
-            await self.screen.mount_all(pending.values(), before=self.query_one(LoreFooter))
+            # On the screen the footer is on, even if a dialog is open over it by now.
+            footer = self.query_one(LoreFooter)
+            await footer.screen.mount_all(pending.values(), before=footer)
         except MountError:
             return  # the app is closing
         # A pane asked for before it was mounted (a key pressed at start-up) is shown now.
@@ -283,7 +285,7 @@ class LoreApp(App[None]):
         if self.active_pane != pane_id:
             # Drop focus left in the old pane, or restoring it (say, as the palette closes)
             # would give the keys to a pane no longer shown.
-            self.screen.set_focus(None)
+            self.tab_bar.screen.set_focus(None)
         self.tab_bar.active = pane_id
         self._show_content(pane_id)
         self.call_after_refresh(self._focus_pane, pane_id)
