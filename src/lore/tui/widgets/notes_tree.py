@@ -95,18 +95,19 @@ def fit_title(title: str, room: int) -> str:
     if room < NARROWEST_FIT or cell_len(title) <= room:
         return title
     head_room = (room - 1) * 2 // 5
-    tail_room = room - 1 - head_room
-    head = ""
-    for character in title:
-        if cell_len(head + character) > head_room:
-            break
-        head += character
-    tail = ""
-    for character in reversed(title):
-        if cell_len(character + tail) > tail_room:
-            break
-        tail = character + tail
+    head = _fitting(title, head_room)
+    tail = _fitting(title[::-1], room - 1 - head_room)[::-1]
     return f"{head.rstrip()}…{tail.lstrip()}"
+
+
+def _fitting(text: str, room: int) -> str:
+    """The longest start of `text` that fits in `room` cells."""
+    used = 0
+    for index, character in enumerate(text):
+        used += cell_len(character)
+        if used > room:
+            return text[:index]
+    return text
 
 
 def _note_label(listing: NoteListing, room: int = 0) -> Text:
