@@ -59,6 +59,24 @@ def test_list_and_show_make_hidden_characters_visible(
     assert "zero-width" in out and "instruction" in out
 
 
+def test_a_claim_held_from_an_older_version_of_its_source_is_marked(
+    held_vault: Vault, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (held,) = run_json(capsys, held_vault, "quarantine", "list")  # type: ignore[misc]
+    assert held["outdated"] is False
+    doc = tmp_path / "bakery.md"
+    doc.write_text(HOSTILE_DOC.replace("7 am", "6 am"), encoding="utf-8")
+    run_json(capsys, held_vault, "ingest", str(doc))
+    # The new version holds the same claim again under a new id; the old one is marked.
+    listed = {claim["id"]: claim for claim in run_json(capsys, held_vault, "quarantine", "list")}  # type: ignore[union-attr]
+    assert listed[held["id"]]["outdated"] is True
+    assert [claim["outdated"] for key, claim in listed.items() if key != held["id"]] == [False]
+    code, out = run(capsys, held_vault, "quarantine", "list")
+    assert code == 0 and "older version" in out and "1 held from an older version" in out
+    code, out = run(capsys, held_vault, "quarantine", "show", held["id"])
+    assert code == 0 and "From an older version of its source" in " ".join(out.split())
+
+
 def test_promote_files_the_claim_and_undo_puts_it_back(
     held_vault: Vault, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from pane_harness import PaneHost, wait_until
 from textual.widgets import Input, OptionList, Static, TextArea
@@ -9,6 +11,7 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from lore.core.audit import AuditLog
 from lore.core.gates.types import Claim, Flag, Verdict
 from lore.core.quarantine import Quarantine
+from lore.core.source_ledger import ledger_path
 from lore.core.vault import Vault
 from lore.tui.messages import OpenNote
 from lore.tui.panes.quarantine import QuarantinePane
@@ -274,3 +277,25 @@ async def test_trust_changes_apply_to_the_whole_selection(held: Vault) -> None:
         await wait_until(lambda: len(pane.held) == 1)
         promoted = [e for e in AuditLog(held).read() if e.verdict == "promoted"]
         assert len(promoted) == 2 and all("trust set to trusted" in e.reasons for e in promoted)
+
+
+async def test_claims_from_an_older_version_of_their_source_say_so(held: Vault) -> None:
+    ledger = ledger_path(held)
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    # The blog was read again since its claims were held; the forum was not.
+    records = [{"uri": BLOG, "sha256": "ab" * 32}, {"uri": BLOG, "sha256": "cd" * 32}]
+    records.append({"uri": FORUM, "sha256": "ab" * 32})
+    ledger.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    app = PaneHost(lambda: QuarantinePane(held))
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = await _ready(app, 3)
+        rows = _rows(pane)
+        assert len(rows) == 3
+        for row in rows:
+            assert ("older version" in row) == ("Io has" not in row), row
+        _highlight(pane, "cheese")
+        await pilot.pause()
+        assert "From an older version of its source" in _detail_text(pane)
+        _highlight(pane, "volcanoes")
+        await pilot.pause()
+        assert "older version" not in _detail_text(pane)

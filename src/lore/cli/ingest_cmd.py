@@ -17,7 +17,7 @@ from lore.config import TRUST_LEVELS, TrustLevel
 from lore.core.audit import AuditLog
 from lore.core.ingest import IngestEvent, IngestReport, ingest
 from lore.core.providers.base import Provider
-from lore.core.quarantine import HeldClaim, Quarantine, is_hidden_char
+from lore.core.quarantine import OUTDATED_NOTICE, HeldClaim, Quarantine, is_hidden_char
 from lore.core.trust_rules import retier
 from lore.errors import UsageError
 
@@ -197,8 +197,9 @@ def _short(text: str, limit: int = 70) -> str:
 def cmd_quarantine_list(ctx: Context) -> int:
     quarantine = Quarantine(ctx.vault)
     held = quarantine.rejected() if ctx.args.rejected else quarantine.list()
+    outdated = quarantine.outdated(held)
     if ctx.args.json:
-        print_json([claim.to_dict() for claim in held])
+        print_json([{**claim.to_dict(), "outdated": claim.id in outdated} for claim in held])
         return 0
     if not held:
         ctx.console.print("no rejected claims" if ctx.args.rejected else "the quarantine is empty")
@@ -211,11 +212,19 @@ def cmd_quarantine_list(ctx: Context) -> int:
             claim.id,
             claim.gate,
             Text(claim.trust, style=TRUST_STYLE.get(claim.trust, "")),
-            _short(claim.source_title or claim.source_uri, 30),
+            Text.assemble(
+                _short(claim.source_title or claim.source_uri, 30),
+                ("\n(older version)", "yellow") if claim.id in outdated else "",
+            ),
             _short(claim.visible_text(), 50),
             _short(claim.rejected_reason or (claim.reasons[0] if claim.reasons else ""), 50),
         )
     ctx.console.print(table)
+    if outdated:
+        ctx.console.print(
+            f"{len(outdated)} held from an older version of a source read again since; "
+            "the notes from that version are superseded"
+        )
     return 0
 
 
@@ -236,10 +245,13 @@ def marked_text(claim: HeldClaim) -> Text:
 
 
 def cmd_quarantine_show(ctx: Context) -> int:
-    claim = Quarantine(ctx.vault).get(ctx.args.id)
+    quarantine = Quarantine(ctx.vault)
+    claim = quarantine.get(ctx.args.id)
+    outdated = claim.id in quarantine.outdated([claim])
     if ctx.args.json:
         data = claim.to_dict()
         data["visible_text"] = claim.visible_text()
+        data["outdated"] = outdated
         print_json(data)
         return 0
     console = ctx.console
@@ -256,6 +268,8 @@ def cmd_quarantine_show(ctx: Context) -> int:
             f"  held: {claim.held_at}",
         )
     )
+    if outdated:
+        console.print(Text(OUTDATED_NOTICE, style="yellow"))
     console.print()
     console.print(marked_text(claim))
     console.print()

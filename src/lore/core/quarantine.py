@@ -21,6 +21,7 @@ from lore.config import TrustLevel
 from lore.core.audit import AuditEntry, AuditLog
 from lore.core.gates.types import Claim, Flag, Verdict
 from lore.core.notes import split_front_matter, utc_now
+from lore.core.source_ledger import current_versions
 from lore.core.storage import append_record, atomic_write_many, atomic_write_text, iter_records
 from lore.core.vault import Vault
 from lore.errors import QuarantineError
@@ -188,6 +189,12 @@ def parse_held(text: str) -> HeldClaim | None:
     return HeldClaim.from_dict(data)
 
 
+OUTDATED_NOTICE = (
+    "From an older version of its source: the source has been read again since, and the notes "
+    "made from this version are superseded."
+)
+
+
 class Quarantine:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
@@ -224,6 +231,20 @@ class Quarantine:
             return []
         found = [self._read(path) for path in sorted(self.rejected_folder.glob("*.md"))]
         return [claim for claim in found if claim is not None]
+
+    def outdated(self, held: builtins.list[HeldClaim]) -> set[str]:
+        """Ids of the claims that came from a version of their source since read again.
+
+        The notes made from that version are superseded; a claim held from it still waits
+        here, and whoever judges it should know its source has changed.
+        """
+        versions = current_versions(self.vault)
+        return {
+            claim.id
+            for claim in held
+            if claim.source_sha256
+            and versions.get(claim.source_uri, claim.source_sha256) != claim.source_sha256
+        }
 
     def count(self) -> int:
         return len(list(self.folder.glob("*.md"))) if self.folder.is_dir() else 0

@@ -35,7 +35,8 @@ from lore.core.ingest.sources import (
 from lore.core.notes import utc_now
 from lore.core.providers.base import Provider
 from lore.core.quarantine import Quarantine
-from lore.core.storage import append_raw, encode_record, iter_records
+from lore.core.source_ledger import current_versions, ledger_path
+from lore.core.storage import append_raw, encode_record
 from lore.core.trust_rules import TrustRules
 from lore.core.vault import Vault
 
@@ -179,11 +180,8 @@ class IngestSession:
         )
         self.quarantine = Quarantine(vault)
         self.audit = AuditLog(vault)
-        self.ledger_path = vault.layout.raw / "sources.jsonl"
-        self.ledger: dict[str, str] = {}
-        for record in iter_records(self.ledger_path):
-            if record.get("uri") and record.get("sha256"):
-                self.ledger[str(record["uri"])] = str(record["sha256"])
+        self.ledger_path = ledger_path(vault)
+        self.ledger = current_versions(vault)
         self._read_url = read_url_with or (lambda url: read_url(url, config.ingest))
         self._start_batch()
 

@@ -131,6 +131,8 @@ Every action is written to the audit log.
         self.quarantine = Quarantine(vault)
         self.held: list[HeldClaim] = []
         self.selected: set[str] = set()
+        # Ids of held claims from a version of their source since read again.
+        self.outdated: set[str] = set()
         self.promote_as: dict[str, TrustLevel] = {}
         self._loaded = False
         self._started = False
@@ -170,17 +172,20 @@ Every action is written to the audit log.
     @work(thread=True, exclusive=True, exit_on_error=False, group="quarantine-load")
     def _load(self) -> None:
         held = self.quarantine.list()
+        outdated = self.quarantine.outdated(held)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, held)
+            self.app.call_from_thread(self._show, held, outdated)
 
     def _colours(self) -> dict[str, str]:
         return self.app.get_css_variables()
 
-    def _show(self, held: list[HeldClaim]) -> None:
+    def _show(self, held: list[HeldClaim], outdated: set[str] | None = None) -> None:
         options = self.query_one("#quarantine-list", OptionList)
         current = self.highlighted
         index = options.highlighted
         self.held = held
+        if outdated is not None:
+            self.outdated = outdated
         ids = {claim.id for claim in held}
         self.selected &= ids
         self.promote_as = {key: value for key, value in self.promote_as.items() if key in ids}
@@ -203,6 +208,8 @@ Every action is written to the audit log.
         head.append(f" {claim.gate}", style=Style.parse(f"bold {colours.get('held', 'yellow')}"))
         if claim.id in self.promote_as:
             head.append(f" → {self.promote_as[claim.id]}", style="italic")
+        if claim.id in self.outdated:
+            head.append(" older version", style=Style.parse(colours.get("warning", "yellow")))
         body = Text(f"  {_one_line(claim.text)[:ROW_TEXT_CHARS]}")
         source = Text(f"  {claim.source_title or claim.source_uri}", style="dim")
         # Three lines per claim whatever the width: each ends in … rather than wrapping.
@@ -248,7 +255,8 @@ Every action is written to the audit log.
     def _show_detail(self) -> None:
         claim = self.highlighted
         trust = self.promote_as.get(claim.id) if claim else None
-        self.query_one(QuarantineDetail).show(claim, self._colours(), trust)
+        outdated = claim is not None and claim.id in self.outdated
+        self.query_one(QuarantineDetail).show(claim, self._colours(), trust, outdated=outdated)
 
     def _targets(self) -> list[HeldClaim]:
         """The selected claims, or the highlighted one when nothing is selected."""

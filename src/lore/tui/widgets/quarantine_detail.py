@@ -16,7 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from lore.config import TrustLevel
-from lore.core.quarantine import HeldClaim, is_hidden_char, make_visible
+from lore.core.quarantine import OUTDATED_NOTICE, HeldClaim, is_hidden_char, make_visible
 
 TRUST_COLOUR_VARIABLES: dict[str, str] = {
     "trusted": "trust-trusted",
@@ -106,6 +106,8 @@ class QuarantineDetail(VerticalScroll):
         held: HeldClaim | None,
         colours: Mapping[str, str],
         promote_as: TrustLevel | None = None,
+        *,
+        outdated: bool = False,
     ) -> None:
         claim = self.query_one("#quarantine-claim", Static)
         badges = self.query_one("#quarantine-badges", Static)
@@ -128,6 +130,9 @@ class QuarantineDetail(VerticalScroll):
         hidden = hidden_count(held)
         if hidden:
             line.append(f"  {hidden} hidden character{'s' if hidden != 1 else ''}", style="bold")
+        if outdated:
+            line.append("\n")
+            line.append(OUTDATED_NOTICE, style=Style.parse(colours.get("warning", "yellow")))
         badges.update(line)
         claim.update(marked_claim_text(held, colours))
         claim.border_title = f"Claim {held.id}"
