@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import pytest
-from pane_harness import wait_until
+from pane_harness import PaneHost, wait_until
 from textual.widgets import Markdown, Static, Tab
 
 from lore.core.changes import VaultWatcher
@@ -16,6 +16,7 @@ from lore.core.vault import Vault
 from lore.tui import app as app_module
 from lore.tui.app import PANES, LoreApp
 from lore.tui.messages import OpenNote
+from lore.tui.widgets.header import LoreHeader
 from lore.tui.widgets.help_screen import HelpScreen
 from lore.tui.widgets.meter import ContextMeter, meter_level
 from lore.tui.widgets.prompt import PromptArea
@@ -199,23 +200,21 @@ def test_watcher_reports_each_kind_once(vault: Vault) -> None:
     assert watcher.poll() == frozenset()
 
 
-async def test_the_meter_widens_to_show_the_whole_count(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
-    async with app.run_test(size=(120, 36)) as pilot:
+async def test_the_meter_widens_to_show_the_whole_count() -> None:
+    # The header alone: in the whole app the next preview would set the meter again.
+    app = PaneHost(lambda: LoreHeader("Solar System", "offline", "", 4096))
+    async with app.run_test(size=(120, 5)) as pilot:
         meter = app.query_one(ContextMeter)
-        # The first preview sets it as the app starts; then it is ours to set.
-        await wait_until(lambda: meter.used is not None, message="never previewed")
-        await pilot.pause(0.2)
         for used in (7, 1_234_567):
-            app.set_context_usage(used)
-            count = f"{used:,}/{sample_vault.config.ask.budget_tokens:,}"
-            assert str(meter.render()).endswith(count)
+            meter.set_usage(used, 4096)
+            count = f"{used:,}/4,096"
             # What is drawn, not only what is rendered: a meter too narrow wraps the count
             # out of its one line.
             await wait_until(
                 lambda: meter.render_line(0).text.rstrip().endswith(count),  # noqa: B023
                 message=f"{count} never drawn",
             )
+            await pilot.pause()
 
 
 @pytest.mark.parametrize(
