@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from lore.core.storage import append_record, iter_records, read_tail_records
+from lore.core.tokens import reported_or_estimated
 from lore.core.turns import Turn, TurnStatus
 from lore.core.vault import Vault
 
@@ -49,16 +50,11 @@ class MetricRecord(BaseModel):
 
     @property
     def prompt_tokens_best(self) -> int:
-        """The provider's count where it gave one, else Lore's estimate."""
-        return (
-            self.prompt_tokens if self.prompt_tokens is not None else self.estimated_prompt_tokens
-        )
+        return reported_or_estimated(self.prompt_tokens, self.estimated_prompt_tokens)
 
     @property
     def completion_tokens_best(self) -> int:
-        if self.completion_tokens is not None:
-            return self.completion_tokens
-        return self.estimated_completion_tokens
+        return reported_or_estimated(self.completion_tokens, self.estimated_completion_tokens)
 
     @property
     def generation_ms(self) -> float:

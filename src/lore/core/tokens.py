@@ -58,3 +58,8 @@ def truncate_to_tokens(text: str, max_tokens: int, marker: str = " …") -> str:
         cut = cut[:space]
     cut = cut.rstrip()
     return (cut + marker) if cut else marker.strip()
+
+
+def reported_or_estimated(reported: int | None, estimated: int) -> int:
+    """A token count as the provider reported it where it did, else Lore's estimate."""
+    return reported if reported is not None else estimated

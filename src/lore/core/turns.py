@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lore.core.tokens import reported_or_estimated
+
 TURN_RECORD_VERSION = 1
 TurnStatus = Literal["ok", "cancelled", "error"]
 
@@ -29,17 +31,11 @@ class TurnUsage(BaseModel):
 
     @property
     def prompt_in(self) -> int:
-        """Prompt tokens as reported where the provider said, else as estimated."""
-        return (
-            self.prompt_tokens if self.prompt_tokens is not None else self.estimated_prompt_tokens
-        )
+        return reported_or_estimated(self.prompt_tokens, self.estimated_prompt_tokens)
 
     @property
     def reply_out(self) -> int:
-        """Reply tokens as reported where the provider said, else as estimated."""
-        if self.completion_tokens is not None:
-            return self.completion_tokens
-        return self.estimated_completion_tokens
+        return reported_or_estimated(self.completion_tokens, self.estimated_completion_tokens)
 
 
 class TurnTimings(BaseModel):
