@@ -19,6 +19,8 @@ import yaml
 
 from lore.config import TrustLevel
 from lore.core.audit import AuditEntry, AuditLog
+from lore.core.display_text import is_hidden_char as is_hidden_char  # the faces read it here
+from lore.core.display_text import strip_hidden, visible
 from lore.core.gates.types import Claim, Flag, Verdict
 from lore.core.notes import split_front_matter, utc_now
 from lore.core.source_ledger import current_versions
@@ -26,36 +28,10 @@ from lore.core.storage import append_record, atomic_write_many, atomic_write_tex
 from lore.core.vault import Vault
 from lore.errors import QuarantineError
 
-_INVISIBLE_NAMES = {
-    0x200B: "ZWSP", 0x200C: "ZWNJ", 0x200D: "ZWJ", 0x2060: "WJ", 0xFEFF: "BOM",
-    0x202A: "LRE", 0x202B: "RLE", 0x202C: "PDF", 0x202D: "LRO", 0x202E: "RLO",
-    0x2066: "LRI", 0x2067: "RLI", 0x2068: "FSI", 0x2069: "PDI", 0x1B: "ESC", 0x00: "NUL",
-}  # fmt: skip
-
-
-def is_hidden_char(ch: str) -> bool:
-    code = ord(ch)
-    return (
-        (code < 0x20 and ch not in "\n\t")
-        or 0x7F <= code <= 0x9F
-        or 0x200B <= code <= 0x200F
-        or 0x202A <= code <= 0x202E
-        or 0x2060 <= code <= 0x2069
-        or code in (0xFEFF, 0x180E)
-        or 0xE0000 <= code <= 0xE007F
-    )
-
 
 def make_visible(text: str) -> str:
     """Hidden characters spelled out, e.g. ⟦U+200B ZWSP⟧, so a reviewer sees them."""
-    out = []
-    for ch in text:
-        if is_hidden_char(ch):
-            name = _INVISIBLE_NAMES.get(ord(ch))
-            out.append(f"⟦U+{ord(ch):04X}{' ' + name if name else ''}⟧")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return visible(text, multiline=True)
 
 
 @dataclass
@@ -189,6 +165,23 @@ def parse_held(text: str) -> HeldClaim | None:
     return HeldClaim.from_dict(data)
 
 
+@dataclass
+class Promotion:
+    """What a promotion wrote, and how many hidden characters it left out of the notes."""
+
+    notes: list[str]
+    hidden_removed: int = 0
+
+    def hidden_note(self) -> str:
+        """`removed 3 hidden characters`, or nothing when none were."""
+        count = self.hidden_removed
+        return f"removed {count} hidden character{'s' if count != 1 else ''}" if count else ""
+
+
+def _removed_reason(count: int) -> list[str]:
+    return [Promotion([], count).hidden_note()] if count else []
+
+
 OUTDATED_NOTICE = (
     "From an older version of its source: the source has been read again since, and the notes "
     "made from this version are superseded."
@@ -223,7 +216,21 @@ class Quarantine:
             return []
         found = [self._read(path) for path in sorted(self.folder.glob("*.md"))]
         held = [claim for claim in found if claim is not None]
-        held.sort(key=lambda claim: (claim.held_at, claim.id))
+        # Grouped by source, sources in the order they were first held: a hostile source's
+        # claims are judged together.
+        first_held: dict[str, str] = {}
+        for claim in held:
+            known = first_held.get(claim.source_uri)
+            if known is None or claim.held_at < known:
+                first_held[claim.source_uri] = claim.held_at
+        held.sort(
+            key=lambda claim: (
+                first_held[claim.source_uri],
+                claim.source_uri,
+                claim.held_at,
+                claim.id,
+            )
+        )
         return held
 
     def rejected(self) -> builtins.list[HeldClaim]:
@@ -306,12 +313,28 @@ class Quarantine:
         actor: str = "user",
     ) -> builtins.list[str]:
         """File the claim into a note; returns the note paths written."""
-        with self.vault.lock():
-            return self._promote([self.get(claim_id)], trust=trust, text=text, actor=actor)
+        return self.promote_and_report(claim_id, trust=trust, text=text, actor=actor).notes
 
     def promote_source(
         self, uri: str, *, trust: TrustLevel | None = None, actor: str = "user"
     ) -> builtins.list[str]:
+        return self.promote_source_and_report(uri, trust=trust, actor=actor).notes
+
+    def promote_and_report(
+        self,
+        claim_id: str,
+        *,
+        trust: TrustLevel | None = None,
+        text: str | None = None,
+        actor: str = "user",
+    ) -> Promotion:
+        """As `promote`, also saying how many hidden characters were left out of the note."""
+        with self.vault.lock():
+            return self._promote([self.get(claim_id)], trust=trust, text=text, actor=actor)
+
+    def promote_source_and_report(
+        self, uri: str, *, trust: TrustLevel | None = None, actor: str = "user"
+    ) -> Promotion:
         with self.vault.lock():
             return self._promote(self.for_source(uri), trust=trust, text=None, actor=actor)
 
@@ -322,15 +345,23 @@ class Quarantine:
         trust: TrustLevel | None,
         text: str | None,
         actor: str,
-    ) -> builtins.list[str]:
+    ) -> Promotion:
         from lore.core.ingest.filing import Catalog, Filer
 
         self.vault.ensure_writable()
+        if text is not None and not text.strip():
+            raise QuarantineError("the edited text is empty; nothing was promoted")
         filer = Filer(self.vault, Catalog.build(self.vault))
+        # A person promotes what they saw: the hidden characters, spelled out for them in
+        # the review, do not go into the note.
+        removed: dict[str, int] = {}
         for claim in held:
-            if text is not None and not text.strip():
-                raise QuarantineError("the edited text is empty; nothing was promoted")
-            filer.admit(claim.to_claim(text=text, trust=trust), pinned=trust is not None)
+            filed, removed[claim.id] = strip_hidden(text if text is not None else claim.text)
+            if not filed.strip():
+                raise QuarantineError(
+                    f"claim {claim.id} has nothing but hidden characters; nothing was promoted"
+                )
+            filer.admit(claim.to_claim(text=filed, trust=trust), pinned=trust is not None)
         changes = filer.flush()
         files = {claim.id: self._path(claim.id).read_text(encoding="utf-8") for claim in held}
         self._record(
@@ -346,12 +377,19 @@ class Quarantine:
             reasons.append("text edited before promotion")
         self.audit.append_many(
             [
-                AuditEntry(claim.id, claim.source_uri, "quarantine", "promoted", reasons, actor)
+                AuditEntry(
+                    claim.id,
+                    claim.source_uri,
+                    "quarantine",
+                    "promoted",
+                    reasons + _removed_reason(removed[claim.id]),
+                    actor,
+                )
                 for claim in held
             ]
         )
         self.vault.reconcile()
-        return [change.path for change in changes]
+        return Promotion([change.path for change in changes], sum(removed.values()))
 
     def reject(self, claim_id: str, *, reason: str = "", actor: str = "user") -> HeldClaim:
         with self.vault.lock():
