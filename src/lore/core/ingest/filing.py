@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from lore.config import TrustLevel
+from lore.core.display_text import clean_title
 from lore.core.gates.similarity import SimilarityIndex
 from lore.core.gates.types import TRUST_RANK, Claim
 from lore.core.notes import Note, Source, new_note_id, render_note, utc_now
@@ -152,8 +153,8 @@ class NoteChange:
 
 
 def section_title(claim: Claim) -> str:
-    section = " ".join(claim.section.split())
-    title = " ".join(claim.source_title.split()) or "Untitled source"
+    section = clean_title(claim.section)
+    title = clean_title(claim.source_title) or "Untitled source"
     if not section or section.casefold() == title.casefold():
         return title
     return f"{title} — {section}"
@@ -212,7 +213,9 @@ class Filer:
             body="",
             created=now,
             updated=now,
-            sources=[Source(claim.source_uri, claim.source_sha256, claim.source_title)],
+            sources=[
+                Source(claim.source_uri, claim.source_sha256, clean_title(claim.source_title))
+            ],
             trust=claim.trust,
             status="active",
             extra=extra,
@@ -227,7 +230,9 @@ class Filer:
         for number, source in enumerate(note.sources, 1):
             if source.uri == claim.source_uri and source.sha256 == claim.source_sha256:
                 return number
-        note.sources.append(Source(claim.source_uri, claim.source_sha256, claim.source_title))
+        note.sources.append(
+            Source(claim.source_uri, claim.source_sha256, clean_title(claim.source_title))
+        )
         return len(note.sources)
 
     @staticmethod

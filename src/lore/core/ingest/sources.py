@@ -19,6 +19,7 @@ import httpx
 import yaml
 
 from lore.config import IngestSettings
+from lore.core.display_text import clean_title
 from lore.core.notes import split_front_matter
 
 Format = Literal["markdown", "text", "rst", "html"]
@@ -202,7 +203,9 @@ def _document(
     if explicit_title or not title:
         title = fallback_title if explicit_title or not title else title
     sha = hashlib.sha256(raw).hexdigest()
-    return SourceDocument(uri, " ".join(title.split()) or uri, text, fmt, sha, raw)
+    # The title names notes and is shown everywhere: no escape sequence or hidden character
+    # from the document goes into it. The text keeps them, for the gates to judge.
+    return SourceDocument(uri, clean_title(title) or clean_title(uri) or uri, text, fmt, sha, raw)
 
 
 def _markdown_front_matter(text: str) -> tuple[str, str]:
