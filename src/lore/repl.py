@@ -27,7 +27,6 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory, Thread
 from prompt_toolkit.input import Input
 from prompt_toolkit.output import Output
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
@@ -47,8 +46,10 @@ from lore.core.commands import (
     TableData,
     build_registry,
 )
+from lore.core.display_text import visible
 from lore.errors import LoreError
 from lore.paths import user_dirs
+from lore.rich_display import SafeMarkdown, plain
 
 if TYPE_CHECKING:
     from lore.core.pack import ContextPack
@@ -130,7 +131,7 @@ class SlashCompleter(Completer):
                 yield Completion(match.name, -len(argument), display_meta=match.help)
         elif chosen.name == "note":
             for title in self._matching_titles(argument):
-                yield Completion(title, -len(argument))
+                yield Completion(title, -len(argument), display=visible(title, multiline=False))
 
     def _matching_titles(self, typed: str) -> list[str]:
         if self._note_titles is None:
@@ -192,7 +193,7 @@ class ChatSession:
             self.error(result.markdown or "that command failed")
             return True
         if result.markdown:
-            self.console.print(Markdown(result.markdown))
+            self.console.print(SafeMarkdown(result.markdown))
         if result.table is not None and not table_shown_in(result.table, result.markdown):
             self.console.print(render_table(result.table))
         return self.perform(result.action)
@@ -279,14 +280,14 @@ class ChatSession:
         self._end_answer_line()
         sources = cited_sources(turn, pack)
         if sources:
-            self.console.print(Text.assemble(("sources: ", "bold"), sources), soft_wrap=True)
+            self.console.print(Text.assemble(("sources: ", "bold"), plain(sources)), soft_wrap=True)
         self.note(turn_summary(turn))
 
     # -- output ------------------------------------------------------------------------------
 
     def _write_answer(self, text: str) -> None:
-        # Raw text as it arrives: Markdown cannot be laid out until the answer is whole.
-        self.console.file.write(text)
+        # Plain text as it arrives: Markdown cannot be laid out until the answer is whole.
+        self.console.file.write(visible(text, multiline=True))
         self.console.file.flush()
         self._mid_line = not text.endswith("\n")
 
@@ -297,12 +298,13 @@ class ChatSession:
 
     def note(self, message: str) -> None:
         self._end_answer_line()
-        self.console.print(Text(message, style="dim"), soft_wrap=True)
+        self.console.print(plain(message, "dim", multiline=True), soft_wrap=True)
 
     def error(self, message: str) -> None:
         self._end_answer_line()
         # Never wrapped, so a script reading the output sees the error as one line.
-        self.console.print(Text.assemble(("error: ", "bold red"), message), soft_wrap=True)
+        error = Text.assemble(("error: ", "bold red"), plain(message, multiline=True))
+        self.console.print(error, soft_wrap=True)
 
     def internal_error(self, exc: Exception) -> None:
         """A bug, not a user's mistake: one line, and the session goes on."""
@@ -355,11 +357,11 @@ def table_shown_in(table: TableData, markdown: str | None) -> bool:
 
 
 def render_table(table: TableData) -> Table:
-    rendered = Table(title=table.title or None, title_justify="left")
+    rendered = Table(title=plain(table.title) if table.title else None, title_justify="left")
     for column in table.columns:
-        rendered.add_column(str(column))
+        rendered.add_column(plain(str(column)))
     for row in table.rows:
-        rendered.add_row(*("" if cell is None else str(cell) for cell in row))
+        rendered.add_row(*(plain("" if cell is None else str(cell)) for cell in row))
     return rendered
 
 

@@ -12,6 +12,7 @@ from rich.text import Text
 from lore import __version__
 from lore.cli import ask_cmd, chat_cmd, history_cmd, ingest_cmd, notes_cmd
 from lore.cli.common import Context
+from lore.core.display_text import visible
 from lore.errors import LoreError
 
 # Each module adds its subcommands with `register(subparsers)`.
@@ -49,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(code or 0)
     except LoreError as exc:
         ctx.warn_skipped()
-        ctx.err.print(Text.assemble(("lore: ", "bold red"), exc.message))
+        ctx.err.print(Text.assemble(("lore: ", "bold red"), visible(exc.message, multiline=True)))
         return exc.exit_code
     except KeyboardInterrupt:
         ctx.err.print("lore: interrupted")
@@ -62,7 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         ctx.err.print(
             Text.assemble(
                 ("lore: internal error: ", "bold red"),
-                f"{type(exc).__name__}: {exc} (set LORE_DEBUG=1 for the traceback)",
+                visible(
+                    f"{type(exc).__name__}: {exc} (set LORE_DEBUG=1 for the traceback)",
+                    multiline=True,
+                ),
             )
         )
         return 1

@@ -21,9 +21,11 @@ from lore.core.ask import (
     save_answer,
 )
 from lore.core.commands import ingest_summary
+from lore.core.display_text import visible
 from lore.core.pack import ContextPack
 from lore.core.turns import Turn
 from lore.errors import UsageError
+from lore.rich_display import plain
 
 
 def register(subparsers: Any) -> None:
@@ -98,12 +100,10 @@ async def _run_ask(ctx: Context, question: str) -> int:
         async for event in engine.ask(question):
             if isinstance(event, AskStarted):
                 if stream_to_terminal and event.pack.followup:
-                    ctx.err.print(
-                        Text(f"(understood as: {event.pack.resolved_question})", style="dim")
-                    )
+                    ctx.err.print(plain(f"(understood as: {event.pack.resolved_question})", "dim"))
             elif isinstance(event, AnswerDelta):
                 if stream_to_terminal:
-                    sys.stdout.write(event.text)
+                    sys.stdout.write(visible(event.text, multiline=True))
                     sys.stdout.flush()
             elif isinstance(event, AskFinished):
                 finished = event
@@ -118,7 +118,7 @@ async def _run_ask(ctx: Context, question: str) -> int:
                     )
                 )
             elif isinstance(event, CompactionFailed):
-                ctx.err.print(Text.assemble(("lore: ", "yellow"), event.error_message))
+                ctx.err.print(Text.assemble(("lore: ", "yellow"), plain(event.error_message)))
     finally:
         await engine.provider.aclose()
     if stream_to_terminal:
@@ -126,7 +126,7 @@ async def _run_ask(ctx: Context, question: str) -> int:
     if failed is not None:
         if ctx.args.json:
             print_json({"turn": failed.turn.to_record(), "error": failed.error_message})
-        ctx.err.print(Text.assemble(("lore: ", "bold red"), failed.error_message))
+        ctx.err.print(Text.assemble(("lore: ", "bold red"), plain(failed.error_message)))
         ctx.err.print(Text(f"The turn was kept in the history as {failed.turn.id}.", style="dim"))
         return 1
     assert finished is not None
@@ -148,7 +148,9 @@ async def _run_ask(ctx: Context, question: str) -> int:
     cited = [source for source in _sources(finished.pack, turn) if source["cited"]]
     for source in cited:
         line = Text.assemble(
-            (f"[{source['number']}] ", "cyan"), source["title"], (f"  {source['path']}", "dim")
+            (f"[{source['number']}] ", "cyan"),
+            plain(source["title"]),
+            plain(f"  {source['path']}", "dim"),
         )
         if source["trust"] == "untrusted":
             line.append(" (untrusted)", style="red")
@@ -173,7 +175,7 @@ async def _run_ask(ctx: Context, question: str) -> int:
         )
     ctx.err.print(Text(_cost_line(turn), style="dim"))
     if saved is not None:
-        ctx.console.print(Text(ingest_summary(saved)))
+        ctx.console.print(plain(ingest_summary(saved), multiline=True))
     return 0
 
 
@@ -204,12 +206,12 @@ def cmd_context(ctx: Context) -> int:
         print_json(data)
         return 0
     if ctx.args.raw:
-        sys.stdout.write(pack.raw_text())
+        sys.stdout.write(visible(pack.raw_text(), multiline=True))
         return 0
     console = ctx.console
     title = f"Next prompt: {pack.total_tokens} of {pack.budget} tokens"
     if pack.followup:
-        console.print(Text(f"Understood as: {pack.resolved_question}", style="italic"))
+        console.print(plain(f"Understood as: {pack.resolved_question}", "italic"))
     table = Table(title=title, title_justify="left")
     table.add_column("Section")
     table.add_column("Tokens", justify="right")
@@ -223,7 +225,7 @@ def cmd_context(ctx: Context) -> int:
                 included.append("\n")
             if item.number is not None:
                 included.append(f"[{item.number}] ", style="cyan")
-            included.append(item.label)
+            included.append_text(plain(item.label))
             details = [f"{item.tokens} tok"]
             if item.trimmed:
                 details.append("trimmed")
@@ -251,7 +253,10 @@ def cmd_context(ctx: Context) -> int:
         dropped.add_column("Why")
         for gone in pack.dropped:
             dropped.add_row(
-                gone.section.replace("_", " "), Text(gone.label), str(gone.tokens), gone.reason
+                gone.section.replace("_", " "),
+                plain(gone.label),
+                str(gone.tokens),
+                plain(gone.reason),
             )
         console.print(dropped)
     else:

@@ -10,6 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from lore.core.display_text import json_for_terminal, visible
 from lore.core.vault import Vault
 from lore.paths import discover_vault
 
@@ -38,7 +39,7 @@ class Context:
         if self._vault is None:
             return
         for warning in self._vault.warnings:
-            self.err.print(Text.assemble(("warning: ", "yellow"), warning))
+            self.err.print(Text.assemble(("warning: ", "yellow"), visible(warning, multiline=True)))
         self._vault.warnings.clear()
 
     def close(self) -> None:
@@ -47,7 +48,8 @@ class Context:
 
 
 def print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+    dumped = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write(json_for_terminal(dumped) + "\n")
 
 
 def read_text_argument(value: str | None) -> str:

@@ -7,17 +7,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.markdown import Markdown
 from rich.table import Table
 from rich.text import Text
 
 from lore.cli.common import Context, print_json
 from lore.core.compaction import CompactionReport, compact
+from lore.core.display_text import json_for_terminal, visible
 from lore.core.history import HistoryStore
 from lore.core.history_export import export_turns, turn_markdown, turn_summary
 from lore.core.metrics import MetricsStore, MetricsSummary
 from lore.core.turns import Turn
 from lore.errors import UsageError
+from lore.rich_display import SafeMarkdown, plain
 
 STATUS_STYLE = {"ok": "green", "cancelled": "yellow", "error": "red"}
 EXPORT_FORMATS = {"md": "markdown", "markdown": "markdown", "jsonl": "jsonl"}
@@ -112,19 +113,19 @@ def _tokens(turn: Turn) -> str:
 
 
 def _turn_table(turns: list[Turn], title: str) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=plain(title), title_justify="left")
     table.add_column("Id", style="dim", no_wrap=True)
     table.add_column("When", no_wrap=True)
     table.add_column("Question", ratio=1, min_width=16, no_wrap=True, overflow="ellipsis")
     table.add_column("Tokens", justify="right", no_wrap=True)
     table.add_column("Time", justify="right", no_wrap=True)
     for turn in turns:
-        question = Text(_one_line(turn.question, 80))
+        question = plain(_one_line(turn.question, 80))
         if turn.status != "ok":
             question = Text.assemble((f"[{turn.status}] ", STATUS_STYLE[turn.status]), question)
         table.add_row(
-            turn.id,
-            turn.time.replace("T", " ")[5:16],
+            plain(turn.id),
+            plain(turn.time.replace("T", " ")[5:16]),
             question,
             _tokens(turn),
             _ms(turn.timings.total_ms),
@@ -167,22 +168,24 @@ def cmd_history_show(ctx: Context) -> int:
     console = ctx.console
     console.print(
         Text.assemble(
-            (turn.id, "bold"), f"  {turn.time}  ", (turn.status, STATUS_STYLE[turn.status])
+            plain(turn.id, "bold"),
+            plain(f"  {turn.time}  "),
+            (turn.status, STATUS_STYLE[turn.status]),
         )
     )
-    console.print(Text(turn_summary(turn), style="dim"))
+    console.print(plain(turn_summary(turn), "dim"))
     console.print(Text("\nQuestion", style="bold"))
-    console.print(Text(turn.question))
+    console.print(plain(turn.question, multiline=True))
     if turn.resolved_question and turn.resolved_question.strip() != turn.question.strip():
-        console.print(Text(f"Understood as: {turn.resolved_question}", style="italic"))
+        console.print(plain(f"Understood as: {turn.resolved_question}", "italic", multiline=True))
     console.print(Text("\nAnswer", style="bold"))
     console.print(
-        Markdown(turn.answer) if turn.answer.strip() else Text("(no answer)", style="dim")
+        SafeMarkdown(turn.answer) if turn.answer.strip() else Text("(no answer)", style="dim")
     )
     if turn.cited:
-        console.print(Text("\nCited: " + ", ".join(turn.cited), style="cyan"))
+        console.print(plain("\nCited: " + ", ".join(turn.cited), "cyan", multiline=True))
     if turn.error:
-        console.print(Text(f"\nError: {turn.error}", style="red"))
+        console.print(plain(f"\nError: {turn.error}", "red", multiline=True))
     timings = turn.timings
     console.print(
         Text(
@@ -200,15 +203,18 @@ def cmd_history_export(ctx: Context) -> int:
     if ctx.args.out:
         path = Path(ctx.args.out)
         count = export_turns(store.iter_turns(), path, chosen)  # type: ignore[arg-type]
-        ctx.err.print(Text(f"Exported {count:,} turns to {path}"))
+        ctx.err.print(plain(f"Exported {count:,} turns to {path}"))
         return 0
     if chosen == "jsonl":
         for turn in store.iter_turns():
-            sys.stdout.write(json.dumps(turn.to_record(), ensure_ascii=False) + "\n")
+            record = json.dumps(turn.to_record(), ensure_ascii=False)
+            sys.stdout.write(json_for_terminal(record) + "\n")
         return 0
-    sys.stdout.write(f"# {ctx.vault.name}: history\n\n")
+    # Piped, the export is the exact text; read on a terminal, nothing in it may drive it.
+    shown = (lambda text: visible(text, multiline=True)) if sys.stdout.isatty() else str
+    sys.stdout.write(shown(f"# {ctx.vault.name}: history\n\n"))
     for turn in store.iter_turns():
-        sys.stdout.write(turn_markdown(turn) + "\n")
+        sys.stdout.write(shown(turn_markdown(turn) + "\n"))
     return 0
 
 

@@ -15,11 +15,13 @@ from rich.text import Text
 from lore.cli.common import Context, print_json
 from lore.config import TRUST_LEVELS, TrustLevel
 from lore.core.audit import AuditLog
+from lore.core.display_text import visible
 from lore.core.ingest import IngestEvent, IngestReport, ingest
 from lore.core.providers.base import Provider
 from lore.core.quarantine import OUTDATED_NOTICE, HeldClaim, Quarantine, is_hidden_char
 from lore.core.trust_rules import retier
 from lore.errors import UsageError
+from lore.rich_display import plain
 
 OUTCOME_STYLE = {
     "admitted": "green",
@@ -125,7 +127,7 @@ def cmd_ingest(ctx: Context) -> int:
         TextColumn("[bold]ingest"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         TimeElapsedColumn(),
         console=ctx.err,
         transient=True,
@@ -138,7 +140,8 @@ def cmd_ingest(ctx: Context) -> int:
             progress.update(task, total=event.total)
         elif event.outcome is not None:
             name = os.path.basename(event.outcome.target.rstrip("/")) or event.outcome.target
-            progress.update(task, completed=event.done, description=name[:40])
+            shown = visible(name, multiline=False)[:40]
+            progress.update(task, completed=event.done, description=shown)
 
     with progress:
         report = ingest(
@@ -167,12 +170,12 @@ def _print_report(ctx: Context, report: IngestReport) -> None:
     for source in report.sources:
         label = source.title if source.title and len(report.sources) > 1 else source.target
         table.add_row(
-            Text(label[:60]),
+            _short(label, 60),
             Text(source.outcome, style=OUTCOME_STYLE[source.outcome]),
             str(source.admitted),
             str(source.merged),
             str(source.held),
-            Text("; ".join(source.reasons)[:160]),
+            _short("; ".join(source.reasons), 160),
         )
     ctx.console.print(table)
     counts = report.counts()
@@ -189,9 +192,10 @@ def _print_report(ctx: Context, report: IngestReport) -> None:
 # -- quarantine ---------------------------------------------------------------------------------
 
 
-def _short(text: str, limit: int = 70) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _short(text: str, limit: int = 70) -> Text:
+    """One line of at most `limit` characters, as data: hidden characters spelled out."""
+    flat = " ".join(visible(text, multiline=True).split())
+    return Text(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def cmd_quarantine_list(ctx: Context) -> int:
@@ -209,9 +213,9 @@ def cmd_quarantine_list(ctx: Context) -> int:
         table.add_column(column)
     for claim in held:
         table.add_row(
-            claim.id,
-            claim.gate,
-            Text(claim.trust, style=TRUST_STYLE.get(claim.trust, "")),
+            plain(claim.id),
+            plain(claim.gate),
+            plain(claim.trust, TRUST_STYLE.get(claim.trust, "")),
             Text.assemble(
                 _short(claim.source_title or claim.source_uri, 30),
                 ("\n(older version)", "yellow") if claim.id in outdated else "",
@@ -256,16 +260,18 @@ def cmd_quarantine_show(ctx: Context) -> int:
         return 0
     console = ctx.console
     console.print(
-        Text.assemble(("held claim ", "bold"), claim.id, "  ", (claim.gate, "yellow"), " gate")
+        Text.assemble(
+            ("held claim ", "bold"), plain(claim.id), "  ", plain(claim.gate, "yellow"), " gate"
+        )
     )
     console.print(
         Text.assemble(
             "source: ",
-            claim.source_title or "",
-            f" <{claim.source_uri}>",
-            f"  section: {claim.section}  trust: ",
-            (claim.trust, TRUST_STYLE.get(claim.trust, "")),
-            f"  held: {claim.held_at}",
+            plain(claim.source_title or ""),
+            plain(f" <{claim.source_uri}>"),
+            plain(f"  section: {claim.section}  trust: "),
+            plain(claim.trust, TRUST_STYLE.get(claim.trust, "")),
+            plain(f"  held: {claim.held_at}"),
         )
     )
     if outdated:
@@ -275,16 +281,18 @@ def cmd_quarantine_show(ctx: Context) -> int:
     console.print()
     console.print(Text("reasons:", style="bold"))
     for reason in claim.reasons:
-        console.print(Text(f"  - {reason}"))
+        console.print(plain(f"  - {reason}", multiline=True))
     for flag in claim.flags:
         console.print(
-            Text(f"  · {flag.kind} at {flag.start}-{flag.end}: {flag.detail}", style="dim")
+            plain(
+                f"  · {flag.kind} at {flag.start}-{flag.end}: {flag.detail}", "dim", multiline=True
+            )
         )
     if claim.related_path:
         console.print()
-        console.print(Text(f"similar or conflicting note: {claim.related_path}", style="bold"))
+        console.print(plain(f"similar or conflicting note: {claim.related_path}", "bold"))
         if claim.related_text:
-            console.print(Text(claim.related_text))
+            console.print(plain(claim.related_text, multiline=True))
     return 0
 
 
@@ -321,17 +329,29 @@ def cmd_quarantine_promote(ctx: Context) -> int:
         if ctx.args.edit:
             raise UsageError("--edit works on one claim at a time")
         count = len(quarantine.for_source(ctx.args.source))
-        paths = quarantine.promote_source(ctx.args.source, trust=trust, actor=_actor())
+        promotion = quarantine.promote_source_and_report(
+            ctx.args.source, trust=trust, actor=_actor()
+        )
     else:
         held = quarantine.get(ctx.args.id)
         text = _edit_text(held.text) if ctx.args.edit else None
-        paths = quarantine.promote(held.id, trust=trust, text=text, actor=_actor())
+        promotion = quarantine.promote_and_report(held.id, trust=trust, text=text, actor=_actor())
         count = 1
     if ctx.args.json:
-        print_json({"promoted": count, "notes": paths})
+        print_json(
+            {
+                "promoted": count,
+                "notes": promotion.notes,
+                "hidden_removed": promotion.hidden_removed,
+            }
+        )
     else:
+        removed = promotion.hidden_note()
         ctx.console.print(
-            f"promoted {count} claim{'s' if count != 1 else ''} into {', '.join(paths)}"
+            plain(
+                f"promoted {count} claim{'s' if count != 1 else ''} into "
+                f"{', '.join(promotion.notes)}" + (f"; {removed}" if removed else "")
+            )
         )
     return 0
 
@@ -358,7 +378,7 @@ def cmd_quarantine_undo(ctx: Context) -> int:
         print_json(result)
     else:
         claims = ", ".join(result["claims"])
-        ctx.console.print(f"undid {result['undone']} of {claims}; the claims are held again")
+        ctx.console.print(plain(f"undid {result['undone']} of {claims}; the claims are held again"))
     return 0
 
 
@@ -380,11 +400,11 @@ def cmd_audit(ctx: Context) -> int:
         table.add_column(column)
     for entry in entries:
         table.add_row(
-            entry.time,
-            entry.claim_id,
-            entry.gate,
-            Text(entry.verdict, style=OUTCOME_STYLE.get(entry.verdict, "")),
-            entry.actor,
+            plain(entry.time),
+            plain(entry.claim_id),
+            plain(entry.gate),
+            plain(entry.verdict, OUTCOME_STYLE.get(entry.verdict, "")),
+            plain(entry.actor),
             _short(entry.source, 40),
             _short("; ".join(entry.reasons), 60),
         )
@@ -411,9 +431,9 @@ def cmd_trust_retier(ctx: Context) -> int:
         table.add_row(
             _short(change.title, 50),
             _short(change.source, 40),
-            Text(change.old, style=TRUST_STYLE.get(change.old, "")),
-            Text(change.new, style=TRUST_STYLE.get(change.new, "")),
-            change.why,
+            plain(change.old, TRUST_STYLE.get(change.old, "")),
+            plain(change.new, TRUST_STYLE.get(change.new, "")),
+            plain(change.why),
         )
     ctx.console.print(table)
     verb = "would change" if ctx.args.dry_run else "changed"

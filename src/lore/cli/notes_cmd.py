@@ -10,7 +10,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rich.markdown import Markdown
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -21,6 +20,7 @@ from lore.core.notes import Note
 from lore.core.vault import init_vault
 from lore.errors import UsageError
 from lore.paths import discover_vault, user_dirs
+from lore.rich_display import SafeMarkdown, highlighted, linked, plain
 
 TRUST_STYLE = {"trusted": "green", "semi-trusted": "yellow", "untrusted": "red"}
 
@@ -117,14 +117,11 @@ def _note_dict(note: Note, with_body: bool = True) -> dict[str, Any]:
 
 
 def _trust_text(trust: str) -> Text:
-    return Text(trust, style=TRUST_STYLE.get(trust, ""))
+    return plain(trust, TRUST_STYLE.get(trust, ""))
 
 
 def _hit_snippet(hit: SearchHit) -> Text:
-    text = Text(hit.snippet)
-    for start, end in hit.highlights:
-        text.stylize("bold reverse", start, end)
-    return text
+    return highlighted(hit.snippet, hit.highlights, "bold reverse")
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -147,10 +144,10 @@ def cmd_summary(ctx: Context) -> int:
     recent = sorted(docs, key=lambda doc: doc.get("updated") or "", reverse=True)[:5]
     console = ctx.console
     summary = Table.grid(padding=(0, 2))
-    summary.add_row("[bold]Vault[/]", Text(f"{vault.name}  ({vault.root})"))
+    summary.add_row("[bold]Vault[/]", plain(f"{vault.name}  ({vault.root})"))
     summary.add_row("[bold]Notes[/]", str(len(docs)))
     summary.add_row(
-        "[bold]Tags[/]", Text(", ".join(f"{tag} ({n})" for tag, n in tags.most_common(12)) or "-")
+        "[bold]Tags[/]", plain(", ".join(f"{tag} ({n})" for tag, n in tags.most_common(12)) or "-")
     )
     console.print(Panel(summary, title="Lore", expand=False))
     if recent:
@@ -159,7 +156,7 @@ def cmd_summary(ctx: Context) -> int:
         table.add_column("Title")
         table.add_column("Path", style="dim")
         for doc in recent:
-            table.add_row(doc.get("updated") or "-", Text(doc["title"]), Text(doc["path"]))
+            table.add_row(plain(doc.get("updated") or "-"), plain(doc["title"]), plain(doc["path"]))
         console.print(table)
     console.print(
         "Try: [bold]lore search[/] WORDS · [bold]lore notes list[/] · "
@@ -170,8 +167,10 @@ def cmd_summary(ctx: Context) -> int:
 
 def cmd_init(ctx: Context) -> int:
     root = init_vault(Path(ctx.args.path), ctx.args.name)
-    ctx.console.print(Text.assemble("Vault ready at ", (str(root), "bold")))
-    ctx.console.print("Add notes with: lore --vault " + shlex.quote(str(root)) + " notes new TITLE")
+    ctx.console.print(Text.assemble("Vault ready at ", plain(str(root), "bold")))
+    ctx.console.print(
+        plain("Add notes with: lore --vault " + shlex.quote(str(root)) + " notes new TITLE")
+    )
     return 0
 
 
@@ -197,22 +196,22 @@ def cmd_notes_list(ctx: Context) -> int:
             ]
         )
         return 0
-    table = Table(title=f"{len(docs)} notes" + (f" tagged {tag}" if tag else ""))
+    table = Table(title=plain(f"{len(docs)} notes" + (f" tagged {tag}" if tag else "")))
     table.add_column("Title")
     table.add_column("Tags", style="cyan")
     table.add_column("Trust")
     table.add_column("Updated", style="dim")
     table.add_column("Path", style="dim")
     for doc in docs:
-        title = Text(doc["title"])
+        title = plain(doc["title"])
         if doc.get("status") == "superseded":
             title.stylize("strike dim")
         table.add_row(
             title,
-            Text((doc.get("tags") or "").replace(",", ", ")),
+            plain((doc.get("tags") or "").replace(",", ", ")),
             _trust_text(doc.get("trust") or ""),
-            doc.get("updated") or "-",
-            Text(doc["path"]),
+            plain(doc.get("updated") or "-"),
+            plain(doc["path"]),
         )
     ctx.console.print(table)
     return 0
@@ -224,18 +223,18 @@ def cmd_notes_show(ctx: Context) -> int:
         print_json(_note_dict(note))
         return 0
     meta = Table.grid(padding=(0, 2))
-    meta.add_row("id", note.id)
-    meta.add_row("path", Text(note.path))
-    meta.add_row("tags", Text(", ".join(note.tags) or "-"))
+    meta.add_row("id", plain(note.id))
+    meta.add_row("path", plain(note.path))
+    meta.add_row("tags", plain(", ".join(note.tags) or "-"))
     meta.add_row("trust", _trust_text(note.trust))
-    meta.add_row("status", note.status)
-    meta.add_row("updated", note.updated or "-")
+    meta.add_row("status", plain(note.status))
+    meta.add_row("updated", plain(note.updated or "-"))
     for source in note.sources:
-        meta.add_row("source", Text(source.title or source.uri, style=f"link {source.uri}"))
+        meta.add_row("source", linked(source.title or source.uri, source.uri))
     for problem in note.problems:
-        meta.add_row("[red]problem[/]", Text(problem))
-    ctx.console.print(Panel(meta, title=Text(note.title, style="bold"), expand=False))
-    ctx.console.print(Markdown(note.body))
+        meta.add_row("[red]problem[/]", plain(problem, multiline=True))
+    ctx.console.print(Panel(meta, title=plain(note.title, "bold"), expand=False))
+    ctx.console.print(SafeMarkdown(note.body))
     return 0
 
 
@@ -245,7 +244,9 @@ def cmd_notes_new(ctx: Context) -> int:
     if ctx.args.json:
         print_json(_note_dict(note, with_body=False))
     else:
-        ctx.console.print(Text.assemble("Created ", (note.title, "bold"), f" ({note.path})"))
+        ctx.console.print(
+            Text.assemble("Created ", plain(note.title, "bold"), plain(f" ({note.path})"))
+        )
     return 0
 
 
@@ -268,7 +269,7 @@ def cmd_notes_edit(ctx: Context) -> int:
         ctx.err.print(f"lore: the editor exited with status {result.returncode}")
         return 1
     changed = note.path in report.changed
-    ctx.console.print(Text(f"{note.path}: {'reindexed' if changed else 'unchanged'}"))
+    ctx.console.print(plain(f"{note.path}: {'reindexed' if changed else 'unchanged'}"))
     return 0
 
 
@@ -278,10 +279,12 @@ def cmd_notes_mv(ctx: Context) -> int:
         print_json({"note": _note_dict(result.note, with_body=False), "relinked": result.relinked})
         return 0
     ctx.console.print(
-        Text.assemble("Renamed to ", (result.note.title, "bold"), f" ({result.note.path})")
+        Text.assemble(
+            "Renamed to ", plain(result.note.title, "bold"), plain(f" ({result.note.path})")
+        )
     )
     for path, count in sorted(result.relinked.items()):
-        ctx.console.print(Text(f"  rewrote {count} link(s) in {path}"))
+        ctx.console.print(plain(f"  rewrote {count} link(s) in {path}"))
     return 0
 
 
@@ -298,11 +301,13 @@ def cmd_notes_rm(ctx: Context) -> int:
         )
         return 0
     ctx.console.print(
-        Text.assemble("Removed ", (result.note.title, "bold"), f"; a copy is kept in {tombstone}")
+        Text.assemble(
+            "Removed ", plain(result.note.title, "bold"), plain(f"; a copy is kept in {tombstone}")
+        )
     )
     if result.linked_from:
         ctx.console.print(
-            Text(f"These notes still link to it: {', '.join(result.linked_from)}", style="yellow")
+            plain(f"These notes still link to it: {', '.join(result.linked_from)}", "yellow")
         )
     return 0
 
@@ -318,15 +323,15 @@ def cmd_search(ctx: Context) -> int:
         print_json([hit.to_dict() for hit in hits])
         return 0
     if not hits:
-        ctx.console.print(Text(f"No notes match {query!r}."))
+        ctx.console.print(plain(f"No notes match {query!r}."))
         return 0
-    table = Table(title=f"{len(hits)} hits for {query!r}", show_lines=True)
+    table = Table(title=plain(f"{len(hits)} hits for {query!r}"), show_lines=True)
     table.add_column("#", justify="right", style="dim")
     table.add_column("Title", style="bold")
     table.add_column("Snippet", ratio=3)
     table.add_column("Score", justify="right", style="dim")
     for number, hit in enumerate(hits, 1):
-        title = Text(hit.title)
+        title = plain(hit.title)
         if hit.trust == "untrusted":
             title.append(" (untrusted)", style="red")
         if hit.status == "superseded":
@@ -351,7 +356,7 @@ def cmd_doctor(ctx: Context) -> int:
         )
         return 0 if report.ok else 1
     for line in report.fixed:
-        ctx.console.print(Text(f"fixed: {line}", style="green"))
+        ctx.console.print(plain(f"fixed: {line}", "green"))
     if not report.findings:
         ctx.console.print(Text(f"All {report.notes} notes look healthy.", style="green"))
         return 0
@@ -362,7 +367,7 @@ def cmd_doctor(ctx: Context) -> int:
     for finding in report.findings:
         where = finding.path + (f":{finding.line}" if finding.line else "")
         style = "red" if finding.kind in {"front-matter", "index", "history"} else "yellow"
-        table.add_row(Text(finding.kind, style=style), Text(where), Text(finding.message))
+        table.add_row(plain(finding.kind, style), plain(where), plain(finding.message))
     ctx.console.print(table)
     return 0 if report.ok else 1
 
