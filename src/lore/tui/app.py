@@ -34,6 +34,7 @@ from lore.core.providers.base import Provider
 from lore.core.themes import DEFAULT_THEME, remember_theme, remembered_theme
 from lore.core.vault import Vault
 from lore.errors import LoreError
+from lore.tui.held_text import notify_plain
 from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
 from lore.tui.palette import LoreCommands, PaletteCommand
 from lore.tui.panes.pane_support import report_worker_failure
@@ -184,7 +185,7 @@ class LoreApp(App[None]):
 
     def on_mount(self) -> None:
         for problem in self._theme_problems:
-            self.notify(problem, title="Theme not loaded", severity="warning", timeout=8)
+            notify_plain(self, problem, title="Theme not loaded", severity="warning", timeout=8)
         self.theme_changed_signal.subscribe(self, self._remember_theme_choice)
         if self.vault.config.keymap:
             # Ids no binding has are ignored; they are reported once every pane is mounted.
@@ -279,7 +280,7 @@ class LoreApp(App[None]):
 
     def show_pane(self, pane_id: str) -> None:
         if pane_id not in self.PANE_LABELS:
-            self.notify(f"no pane named {pane_id!r}", severity="warning")
+            notify_plain(self, f"no pane named {pane_id!r}", severity="warning")
             return
         self.requested_pane = pane_id
         if self.active_pane != pane_id:
@@ -411,7 +412,7 @@ class LoreApp(App[None]):
     def apply_theme(self, name: str) -> bool:
         if name not in self.available_themes:
             names = ", ".join(sorted(self._lore_themes))
-            self.notify(f"no theme named {name!r} (try: {names})", severity="warning")
+            notify_plain(self, f"no theme named {name!r} (try: {names})", severity="warning")
             return False
         self.theme = name
         return True
@@ -430,7 +431,8 @@ class LoreApp(App[None]):
             return
         unknown = sorted(set(keymap) - set(self.known_binding_ids()))
         if unknown:
-            self.notify(
+            notify_plain(
+                self,
                 f"lore.yaml keymap: unknown binding id {unknown[0]!r}"
                 + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""),
                 severity="warning",

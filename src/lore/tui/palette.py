@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from lore.tui.held_text import highlight_plain, plain_content
+
 if TYPE_CHECKING:
     from lore.tui.app import LoreApp
 
@@ -56,14 +58,17 @@ class LoreCommands(Provider):
 
     async def discover(self) -> Hits:
         for name, help_text, callback in self._commands():
-            yield DiscoveryHit(name, callback, help=help_text)
+            # Names can quote a note title or a source: content, never markup.
+            yield DiscoveryHit(plain_content(name), callback, text=name, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
         for name, help_text, callback in self._commands():
             score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, text=name, help=help_text)
+                yield Hit(
+                    score, highlight_plain(matcher, name), callback, text=name, help=help_text
+                )
         app = self.lore_app
         for title in getattr(self, "_note_titles", []):
             label = f"Note: {title}"
@@ -71,7 +76,7 @@ class LoreCommands(Provider):
             if score > 0:
                 yield Hit(
                     score,
-                    matcher.highlight(label),
+                    highlight_plain(matcher, label),
                     partial(app.open_note, title),
                     text=label,
                     help="Open this note in the Notes pane",

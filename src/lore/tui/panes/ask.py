@@ -18,17 +18,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import SimpleCommand
 from textual.containers import Vertical, VerticalScroll
+from textual.markup import escape
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from lore.core.ask import AnswerDelta, AskEngine, AskFailed, AskFinished, AskStarted
 from lore.core.commands import CommandContext, CommandResult, TableData, build_registry
+from lore.core.display_text import linkable_uri, visible
 from lore.core.pack import ContextPack
 from lore.core.providers.base import Provider
 from lore.core.tokens import estimate_tokens
 from lore.core.vault import Vault
 from lore.errors import LoreError
+from lore.tui.held_text import notify_plain
 from lore.tui.messages import OpenNote, VaultChanged
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.widgets.ask_turn import NOTE_LINK, AskTurn
@@ -300,7 +303,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
                         self._live["first"] = time.monotonic()
                     parts.append(event.text)
                     self._live["tokens"] = estimate_tokens("".join(parts))
-                    await stream.write(event.text)
+                    await stream.write(visible(event.text, multiline=True))
                 elif isinstance(event, AskFinished):
                     await stream.stop()
                     await view.finish(event.turn, event.pack)
@@ -314,7 +317,9 @@ and tokens per second. The transcript follows new text unless you scroll up.
                 elif isinstance(event, AskFailed):
                     await stream.stop()
                     view.failed(event.error_message)
-                    self.notify(event.error_message, title="The answer failed", severity="error")
+                    notify_plain(
+                        self, event.error_message, title="The answer failed", severity="error"
+                    )
         except asyncio.CancelledError:
             view.cancelled("".join(parts))
             if not self.prompt.text.strip():
@@ -323,7 +328,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
             raise
         except LoreError as exc:
             view.failed(exc.message)
-            self.notify(exc.message, severity="error")
+            notify_plain(self, exc.message, severity="error")
         finally:
             await stream.stop()
             self._stop_status()
@@ -392,7 +397,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
     async def _command_done(self, line: str, result: CommandResult) -> None:
         if not result.ok:
             # The line stays in the prompt so the user can fix it.
-            self.notify(result.markdown or f"{line} failed", severity="error")
+            notify_plain(self, result.markdown or f"{line} failed", severity="error")
             return
         if self.prompt.text.strip() == line:
             self.prompt.set_prompt("")
@@ -442,8 +447,10 @@ and tokens per second. The transcript follows new text unless you scroll up.
         event.stop()
         if event.href.startswith(NOTE_LINK):
             self.post_message(OpenNote(event.href[len(NOTE_LINK) :]))
-        else:
+        elif linkable_uri(event.href):
             self.app.open_url(event.href)
+        else:
+            notify_plain(self, f"Not a link Lore can open: {event.href}", severity="warning")
 
     def action_open_source(self) -> None:
         if not self.last_sources:
@@ -452,7 +459,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
         self.app.search_commands(
             [
                 SimpleCommand(
-                    f"[{number}] {title}",
+                    escape(visible(f"[{number}] {title}", multiline=False)),
                     lambda ref=ref: self.post_message(OpenNote(ref)),
                     "Open in the Notes pane",
                 )

@@ -8,7 +8,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import ClassVar
 
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -24,6 +23,8 @@ from lore.core.history_export import export_turns, turn_markdown, turn_summary
 from lore.core.memory_status import MemoryStatus, memory_status
 from lore.core.turns import Turn
 from lore.core.vault import Vault
+from lore.rich_display import SafeMarkdown, plain
+from lore.tui.held_text import notify_plain
 from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.widgets.history_export_screen import ExportScreen
@@ -248,7 +249,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     def _show_detail(self, source: str) -> None:
         # Rich's Markdown in a Static: one widget to redraw, nothing to mount or lay out anew.
         self._detail_source = source
-        self.query_one("#history-turn", Static).update(RichMarkdown(source) if source else "")
+        self.query_one("#history-turn", Static).update(SafeMarkdown(source) if source else "")
 
     def _show_turn(self, turn: Turn | None) -> None:
         if turn is not None and self._shown is not None and turn.id == self._shown.id:
@@ -265,11 +266,11 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             self._show_detail("*Nothing matches.*" if self.query_text and empty else "")
             return
         meta.set_class(turn.status != "ok", "-failed")
-        meta.update(Text(f"{turn.time} · {turn_summary(turn)}\nturn {turn.id}"))
+        meta.update(plain(f"{turn.time} · {turn_summary(turn)}\nturn {turn.id}", multiline=True))
         self._show_detail(turn_document(turn))
         self.query_one("#history-turn-scroll", VerticalScroll).scroll_home(animate=False)
         cited_title.update(f"Cited ({len(turn.cited)})" if turn.cited else "No citations")
-        cited.add_options(Option(ref, id=ref) for ref in dict.fromkeys(turn.cited))
+        cited.add_options(Option(plain(ref), id=ref) for ref in dict.fromkeys(turn.cited))
         if turn.cited:
             self._name_citations(turn)
 
@@ -289,7 +290,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             return
         cited = self.query_one("#history-cited", OptionList)
         for ref, title in titles.items():
-            cited.replace_option_prompt(ref, Text.assemble(title, (f"  {ref}", "dim")))
+            cited.replace_option_prompt(ref, Text.assemble(plain(title), plain(f"  {ref}", "dim")))
 
     @on(HistoryList.Selected, "#history-list")
     def _selected(self, event: HistoryList.Selected) -> None:
@@ -404,7 +405,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     def _export(self, path: Path, turns: list[Turn] | None) -> None:
         source = self.store.iter_turns() if turns is None else turns
         count = export_turns(source, path, title=f"{self.vault.name}: history")
-        self.app.call_from_thread(self.notify, f"Exported {count:,} turns to {path}")
+        self.app.call_from_thread(notify_plain, self, f"Exported {count:,} turns to {path}")
 
     def action_compact(self) -> None:
         self.notify("Compacting…", timeout=2)
@@ -426,7 +427,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             )
         else:
             message = f"Nothing compacted: {report.reason}."
-        self.app.call_from_thread(self.notify, message, title="Compaction", timeout=10)
+        self.app.call_from_thread(notify_plain, self, message, title="Compaction", timeout=10)
         self.app.call_from_thread(self._load_memory)
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:

@@ -19,10 +19,13 @@ from textual.widgets import Input, Label, Markdown, OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
+from lore.core.display_text import linkable_uri, visible
 from lore.core.index import SearchHit
 from lore.core.links import WIKI_LINK
 from lore.core.notes import Note
 from lore.core.vault import Vault
+from lore.rich_display import highlighted, plain
+from lore.tui.held_text import notify_plain
 from lore.tui.messages import VaultChanged
 from lore.tui.panes.pane_support import report_worker_failure, run_editor
 from lore.tui.widgets.notes_new_note import NewNoteScreen
@@ -57,24 +60,24 @@ def _document_for(note: Note) -> str:
     body = wiki_links_as_markdown(note.body)
     if not _HEADING.match(body):
         body = f"# {note.title}\n\n{body}"
-    return body
+    return visible(body, multiline=True)
 
 
 def _meta_line(note: Note) -> Text:
-    parts: list[Text] = [Text(note.trust, style="bold")]
+    parts: list[Text] = [plain(note.trust, "bold")]
     if note.status != "active":
-        parts.append(Text(note.status, style="italic"))
+        parts.append(plain(note.status, "italic"))
     if note.tags:
-        parts.append(Text(" ".join(f"#{tag}" for tag in note.tags)))
+        parts.append(plain(" ".join(f"#{tag}" for tag in note.tags)))
     for source in note.sources[:3]:
-        parts.append(Text(f"source: {source.title or source.uri}"))
+        parts.append(plain(f"source: {source.title or source.uri}"))
     if len(note.sources) > 3:
         parts.append(Text(f"+{len(note.sources) - 3} sources"))
     if note.updated:
-        parts.append(Text(f"updated {note.updated}"))
-    parts.append(Text(note.path, style="dim"))
+        parts.append(plain(f"updated {note.updated}"))
+    parts.append(plain(note.path, "dim"))
     for problem in note.problems:
-        parts.append(Text(f"⚠ {problem}", style="bold"))
+        parts.append(plain(f"⚠ {problem}", "bold"))
     return Text(" · ").join(parts)
 
 
@@ -234,7 +237,7 @@ Changes made by other programs appear here without a restart.
         if path is not None and path == still_shown:
             if view is None:
                 self.current = None
-                self.query_one("#notes-meta", Static).update(Text(f"{path} is gone"))
+                self.query_one("#notes-meta", Static).update(plain(f"{path} is gone"))
                 self.query_one(Markdown).update("*This note was moved or removed.*")
                 self.query_one("#notes-backlinks", OptionList).clear_options()
             elif self.current is None or view.note != self.current.note:
@@ -283,7 +286,7 @@ Changes made by other programs appear here without a restart.
         self.query_one("#notes-scroll", VerticalScroll).scroll_home(animate=False)
         backlinks = self.query_one("#notes-backlinks", OptionList)
         backlinks.clear_options()
-        backlinks.add_options(Option(title, id=path) for path, title in view.backlinks)
+        backlinks.add_options(Option(plain(title), id=path) for path, title in view.backlinks)
         title = self.query_one("#notes-backlinks-title", Label)
         title.update(f"Backlinks ({len(view.backlinks)})" if view.backlinks else "No backlinks")
 
@@ -315,10 +318,10 @@ Changes made by other programs appear here without a restart.
         event.stop()
         if event.href.startswith(NOTE_LINK_SCHEME):
             self.open_note(event.href[len(NOTE_LINK_SCHEME) :])
-        elif event.href.startswith(("http://", "https://")):
+        elif event.href.startswith(("http://", "https://")) and linkable_uri(event.href):
             self.app.open_url(event.href)
         else:
-            self.notify(f"Not a link Lore can open: {event.href}", severity="warning")
+            notify_plain(self, f"Not a link Lore can open: {event.href}", severity="warning")
 
     # -- search --------------------------------------------------------------------------------
 
@@ -352,22 +355,20 @@ Changes made by other programs appear here without a restart.
         results = self.query_one("#notes-results", OptionList)
         results.clear_options()
         if not hits:
-            results.add_option(
-                Option(Text(f"No note matches {text!r}", style="italic"), disabled=True)
-            )
+            results.add_option(Option(plain(f"No note matches {text!r}", "italic"), disabled=True))
             return
         for hit in hits:
-            prompt = Text(hit.title, style="bold")
+            prompt = plain(hit.title, "bold")
             if hit.status != "active":
                 prompt.append(f" ({hit.status})", style="dim")
             # Same length as the snippet, so the highlight offsets still line up.
-            snippet = "".join(" " if char.isspace() else char for char in hit.snippet)
+            snippet = "".join(" " if char.isspace() else char for char in hit.snippet)[:160]
             if snippet:
-                shown = Text("\n" + snippet[:160], style="dim")
-                for start, end in hit.highlights:
-                    if end <= 159:
-                        shown.stylize("bold underline", start + 1, end + 1)
-                prompt.append_text(shown)
+                spans = [(start, end) for start, end in hit.highlights if end <= 159]
+                prompt.append("\n")
+                prompt.append_text(
+                    highlighted(snippet, spans, "bold underline", style="dim", multiline=False)
+                )
             results.add_option(Option(prompt, id=hit.path))
 
     # -- actions -------------------------------------------------------------------------------
@@ -401,11 +402,11 @@ Changes made by other programs appear here without a restart.
             self.vault.ensure_writable()
             path = self.vault.resolve_inside(relpath)
         except Exception as exc:
-            self.notify(str(exc), severity="error")
+            notify_plain(self, str(exc), severity="error")
             return
         problem = run_editor(self.app, path)
         if problem:
-            self.notify(problem, severity="warning")
+            notify_plain(self, problem, severity="warning")
         # Whatever the editor did (saved, renamed, nothing), read the vault back.
         self.refresh_data()
 
@@ -437,7 +438,7 @@ Changes made by other programs appear here without a restart.
 
     def _created(self, view: NoteView) -> None:
         self._show_note(view)
-        self.notify(f"Created {view.note.path}")
+        notify_plain(self, f"Created {view.note.path}")
         self._edit(view.note.path)
 
     def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:

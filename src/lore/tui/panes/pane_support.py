@@ -13,6 +13,7 @@ from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from lore.errors import LoreError
+from lore.tui.held_text import notify_plain
 
 
 def report_worker_failure(widget: Widget, worker: Worker[object], state: WorkerState) -> None:
@@ -25,7 +26,7 @@ def report_worker_failure(widget: Widget, worker: Worker[object], state: WorkerS
         message = str(error)
     else:
         message = f"{worker.name or 'background task'} failed: {type(error).__name__}: {error}"
-    widget.notify(message, title="Lore", severity="error", timeout=8)
+    notify_plain(widget, message, title="Lore", severity="error", timeout=8)
 
 
 def editor_command() -> list[str]:

@@ -18,8 +18,10 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from lore.config import TRUST_LEVELS, TrustLevel
-from lore.core.quarantine import HeldClaim, Quarantine, is_hidden_char
+from lore.core.quarantine import HeldClaim, Promotion, Quarantine, is_hidden_char
 from lore.core.vault import Vault
+from lore.rich_display import plain
+from lore.tui.held_text import notify_plain
 from lore.tui.messages import OpenNote, VaultChanged
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.widgets.quarantine_detail import QuarantineDetail, trust_badge
@@ -28,6 +30,11 @@ from lore.tui.widgets.quarantine_dialogs import ConfirmScreen, EditClaimScreen, 
 ROW_TEXT_CHARS = 160
 # The trust `t` cycles through for the next promotion; None keeps the claim's own.
 TRUST_CHOICES: tuple[TrustLevel | None, ...] = (None, *TRUST_LEVELS)
+
+
+def _hidden_removed(count: int) -> str:
+    note = Promotion([], count).hidden_note()
+    return f"; {note}" if note else ""
 
 
 def _one_line(text: str) -> str:
@@ -211,7 +218,7 @@ Every action is written to the audit log.
         if claim.id in self.outdated:
             head.append(" older version", style=Style.parse(colours.get("warning", "yellow")))
         body = Text(f"  {_one_line(claim.text)[:ROW_TEXT_CHARS]}")
-        source = Text(f"  {claim.source_title or claim.source_uri}", style="dim")
+        source = plain(f"  {claim.source_title or claim.source_uri}", "dim")
         # Three lines per claim whatever the width: each ends in … rather than wrapping.
         for line in (head, body, source):
             line.truncate(width, overflow="ellipsis")
@@ -403,9 +410,12 @@ Every action is written to the audit log.
     ) -> None:
         def run() -> str:
             notes: list[str] = []
+            hidden = 0
             for claim_id, trust in targets:
                 if verb == "promote":
-                    notes += self.quarantine.promote(claim_id, trust=trust, text=text)
+                    promotion = self.quarantine.promote_and_report(claim_id, trust=trust, text=text)
+                    notes += promotion.notes
+                    hidden += promotion.hidden_removed
                 else:
                     self.quarantine.reject(claim_id, reason=reason)
             count = f"{len(targets)} claims" if len(targets) > 1 else "the claim"
@@ -413,7 +423,7 @@ Every action is written to the audit log.
             undo = "u undoes them one at a time." if len(targets) > 1 else "u undoes."
             if verb == "promote":
                 filed = ", ".join(sorted(set(notes))) or "no note (a duplicate)"
-                return f"Promoted {count} into {filed}. {undo}"
+                return f"Promoted {count} into {filed}{_hidden_removed(hidden)}. {undo}"
             return f"Rejected {count}. {undo}"
 
         self.selected.clear()
@@ -422,8 +432,11 @@ Every action is written to the audit log.
     def _decide_source(self, verb: str, uri: str) -> None:
         def run() -> str:
             if verb == "promote":
-                notes = self.quarantine.promote_source(uri)
-                return f"Promoted every claim from {uri} into {len(set(notes))} notes. u undoes."
+                promotion = self.quarantine.promote_source_and_report(uri)
+                into = (
+                    f"{len(set(promotion.notes))} notes{_hidden_removed(promotion.hidden_removed)}"
+                )
+                return f"Promoted every claim from {uri} into {into}. u undoes."
             rejected = self.quarantine.reject_source(uri)
             return f"Rejected {len(rejected)} claims from {uri}. u undoes."
 
@@ -442,7 +455,7 @@ Every action is written to the audit log.
         self.app.call_from_thread(self._acted, message)
 
     def _acted(self, message: str) -> None:
-        self.notify(message, title="Quarantine")
+        notify_plain(self, message, title="Quarantine")
         broadcast = getattr(self.app, "broadcast_change", None)
         if callable(broadcast):
             # The app tells every pane: the notes changed, the count in the tab too.

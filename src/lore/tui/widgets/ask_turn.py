@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
 
+from lore.core.display_text import visible
 from lore.core.pack import ContextPack
 from lore.core.turns import Turn
+from lore.rich_display import plain
 
 NOTE_LINK = "note:"
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
@@ -44,7 +45,7 @@ def sources_markdown(turn: Turn, pack: ContextPack) -> str:
     for item in pack.notes():
         if item.number is None or pack.delivered.get(item.number) not in cited:
             continue
-        label = item.label.replace("[", "\\[").replace("]", "\\]")
+        label = visible(item.label, multiline=False).replace("[", "\\[").replace("]", "\\]")
         trust = "" if item.trust in (None, "trusted") else f" *({item.trust})*"
         lines.append(f"[\\[{item.number}\\] {label}]({NOTE_LINK}{item.ref}){trust}")
     return ("**Sources:** " + " · ".join(lines)) if lines else ""
@@ -102,7 +103,7 @@ class AskTurn(Vertical):
         self.answer_text = ""
 
     def compose(self) -> ComposeResult:
-        yield Static(Text("› " + self.question), classes="ask-question")
+        yield Static(plain("› " + self.question, multiline=True), classes="ask-question")
         yield Markdown("", open_links=False, classes="ask-answer")
         yield Static("", classes="ask-figures")
 
@@ -111,11 +112,11 @@ class AskTurn(Vertical):
         return self.query_one(Markdown)
 
     def figures(self, text: str) -> None:
-        self.query_one(".ask-figures", Static).update(Text(text))
+        self.query_one(".ask-figures", Static).update(plain(text, multiline=True))
 
     async def show_markdown(self, markdown: str) -> None:
         self.answer_text = markdown
-        await self.answer.update(markdown)
+        await self.answer.update(visible(markdown, multiline=True))
 
     async def finish(self, turn: Turn, pack: ContextPack) -> None:
         """Replace the streamed text with the checked answer, its citations as links."""

@@ -11,6 +11,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from lore.tui.held_text import plain_content
+
 
 class ExportScreen(ModalScreen[Path | None]):
     """Returns the path typed, or None when the user backs out."""
@@ -48,7 +50,7 @@ class ExportScreen(ModalScreen[Path | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Export {self._what} to")
+            yield Label(plain_content(f"Export {self._what} to"))
             yield Input(str(self._suggested), id="export-path")
             yield Label(
                 "Ends in .jsonl: one JSON record per turn; anything else: Markdown. "

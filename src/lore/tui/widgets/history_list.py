@@ -30,6 +30,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from lore.core.display_text import visible
 from lore.core.history import decode_turn
 from lore.core.turns import Turn
 
@@ -63,8 +64,10 @@ def turn_tokens(turn: Turn) -> int:
 
 
 def row_of(turn: Turn) -> Row:
-    question = " ".join(turn.question.split())
-    return (turn.id, turn.time, turn.status, question, turn_tokens(turn), turn.timings.total_ms)
+    # Rows are drawn as bare segments: nothing in a question may reach the terminal as is.
+    question = visible(" ".join(turn.question.split()), multiline=False)
+    when = visible(turn.time, multiline=False)
+    return (turn.id, when, turn.status, question, turn_tokens(turn), turn.timings.total_ms)
 
 
 def _when(stamp: str) -> str:

@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from lore.tui.held_text import plain_content
+
 
 class NewNoteScreen(ModalScreen[str | None]):
     """Returns the title typed (spaces collapsed), or None when the user backs out."""
@@ -43,7 +45,7 @@ class NewNoteScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         where = f"notes/{self._folder}/" if self._folder else "notes/"
         with Vertical():
-            yield Label(f"Title of the new note (in {where})")
+            yield Label(plain_content(f"Title of the new note (in {where})"))
             yield Input(placeholder="e.g. Orbital resonance", id="new-note-title")
             yield Label("Enter creates it and opens your editor · Esc cancels", classes="hint")
 

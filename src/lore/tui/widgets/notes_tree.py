@@ -16,6 +16,9 @@ from textual import events
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
+from lore.core.display_text import visible
+from lore.rich_display import plain
+
 NOTES_PREFIX = "notes/"
 EntryKind = Literal["folder", "tag", "note", "root"]
 
@@ -114,7 +117,8 @@ def _note_label(listing: NoteListing, room: int = 0) -> Text:
     untrusted = listing.trust == "untrusted"
     if room and untrusted:
         room -= cell_len(UNTRUSTED_MARK)
-    label = Text(fit_title(listing.title, room) if room else listing.title)
+    title = visible(listing.title, multiline=False)
+    label = Text(fit_title(title, room) if room else title)
     if listing.status == "superseded":
         label.stylize("strike dim")
     if untrusted:
@@ -256,13 +260,13 @@ class NotesTree(Tree[TreeEntry]):
         if entry.kind == "folder":
             for folder in self.catalog.folders.get(entry.key, []):
                 name = folder.rpartition("/")[2]
-                node.add(f"{name}/", data=TreeEntry("folder", folder))
+                node.add(plain(f"{name}/"), data=TreeEntry("folder", folder))
             for listing in self.catalog.notes_in.get(entry.key, []):
                 self._add_note(node, listing, room)
         elif entry.kind == "tag" and entry.key == "":
             for tag, listings in self.catalog.tags.items():
                 node.add(
-                    Text.assemble(f"#{tag} ", (f"({len(listings)})", "dim")),
+                    Text.assemble(plain(f"#{tag} "), (f"({len(listings)})", "dim")),
                     data=TreeEntry("tag", tag),
                 )
         elif entry.kind == "tag":

@@ -9,6 +9,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from lore.core.pack import ContextPack
+from lore.rich_display import plain
 
 SECTION_TITLES = {
     "instructions": "Instructions",
@@ -34,7 +35,7 @@ def render_pack(pack: ContextPack) -> RenderableType:
         )
     )
     if pack.followup and pack.resolved_question != pack.question:
-        parts.append(Text.assemble(("Read as: ", "dim"), pack.resolved_question))
+        parts.append(Text.assemble(("Read as: ", "dim"), plain(pack.resolved_question)))
     for section in pack.sections:
         cap = f" / {section.cap:,}" if section.cap is not None else ""
         parts.append(Text(""))
@@ -52,7 +53,7 @@ def render_pack(pack: ContextPack) -> RenderableType:
             label = Text("  ")
             if item.number is not None:
                 label.append(f"[{item.number}] ", style="bold")
-            label.append(item.label, style=TRUST_STYLES.get(item.trust or "", ""))
+            label.append_text(plain(item.label, TRUST_STYLES.get(item.trust or "", "")))
             label.append(f"  {item.tokens:,}", style="dim")
             if item.trimmed:
                 label.append(" trimmed", style="yellow")
@@ -67,7 +68,7 @@ def render_pack(pack: ContextPack) -> RenderableType:
         table.add_column(justify="right", style="dim")
         for dropped in pack.dropped:
             table.add_row(
-                Text.assemble(("  " + dropped.label, ""), (f"  {dropped.reason}", "dim")),
+                Text.assemble(plain("  " + dropped.label), plain(f"  {dropped.reason}", "dim")),
                 f"{dropped.tokens:,}",
             )
         parts.append(table)
@@ -106,4 +107,4 @@ class ContextPreview(VerticalScroll):
 
     def show_message(self, message: str) -> None:
         self.pack = None
-        self.body.update(Text(message, style="dim"))
+        self.body.update(plain(message, "dim", multiline=True))

@@ -16,7 +16,9 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from lore.config import TrustLevel
+from lore.core.display_text import visible
 from lore.core.quarantine import OUTDATED_NOTICE, HeldClaim, is_hidden_char, make_visible
+from lore.tui.held_text import plain_content
 
 TRUST_COLOUR_VARIABLES: dict[str, str] = {
     "trusted": "trust-trusted",
@@ -56,6 +58,10 @@ def marked_claim_text(held: HeldClaim, colours: Mapping[str, str]) -> Text:
     for end, marker in sorted(markers, reverse=True):
         text = text[:end] + Text(marker, style=marker_style) + text[end:]
     return text
+
+
+def _line(text: str) -> str:
+    return visible(text, multiline=False)
 
 
 def hidden_count(held: HeldClaim) -> int:
@@ -135,12 +141,12 @@ class QuarantineDetail(VerticalScroll):
             line.append(OUTDATED_NOTICE, style=Style.parse(colours.get("warning", "yellow")))
         badges.update(line)
         claim.update(marked_claim_text(held, colours))
-        claim.border_title = f"Claim {held.id}"
+        claim.border_title = plain_content(f"Claim {held.id}")
         facts.update(self._facts(held))
         if held.related_path:
             related.remove_class("-absent")
             related.border_title = "Similar or conflicting note"
-            shown = Text(f"{held.related_path}\n", style="dim")
+            shown = Text(visible(held.related_path, multiline=False) + "\n", style="dim")
             shown.append(make_visible(held.related_text or ""))
             related.update(shown)
         else:
@@ -151,23 +157,23 @@ class QuarantineDetail(VerticalScroll):
     def _facts(held: HeldClaim) -> Text:
         out = Text()
         out.append("Source  ", style="bold")
-        out.append(held.source_title or held.source_uri)
+        out.append(_line(held.source_title or held.source_uri))
         if held.source_title and held.source_title != held.source_uri:
-            out.append(f"\n        {held.source_uri}", style="dim")
+            out.append(f"\n        {_line(held.source_uri)}", style="dim")
         if held.source_sha256:
-            out.append(f"\n        sha256 {held.source_sha256[:16]}…", style="dim")
+            out.append(f"\n        sha256 {_line(held.source_sha256[:16])}…", style="dim")
         if held.section:
             out.append("\nSection ", style="bold")
-            out.append(held.section)
+            out.append(_line(held.section))
         if held.held_at:
             out.append("\nHeld    ", style="bold")
-            out.append(held.held_at)
+            out.append(_line(held.held_at))
         out.append("\n\nWhy it was held\n", style="bold")
         for reason in held.reasons or ["(no reason recorded)"]:
             out.append(f"  • {make_visible(reason)}\n")
         if held.flags:
             out.append("\nFlags\n", style="bold")
             for number, flag in enumerate(held.flags, 1):
-                out.append(f"  [{number}] {flag.kind}", style="bold")
+                out.append(f"  [{number}] {_line(flag.kind)}", style="bold")
                 out.append(f": {make_visible(flag.detail)}\n")
         return out

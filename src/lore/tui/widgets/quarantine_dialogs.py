@@ -10,6 +10,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, TextArea
 
+from lore.tui.held_text import plain_content
+
 _DIALOG_CSS = """
 {name} {{
     align: center middle;
@@ -45,7 +47,7 @@ class RejectReasonScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"Reject {self._what}")
+            yield Label(plain_content(f"Reject {self._what}"))
             yield Input(placeholder="Why? (optional, goes into the audit log)", id="reject-reason")
             yield Label("Enter rejects · Esc keeps it held", classes="hint")
 
@@ -122,7 +124,7 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self._question)
+            yield Label(plain_content(self._question))
             yield Label("y: yes · n or Esc: no", classes="hint")
 
     def action_answer(self, answer: bool) -> None:
