@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: setup demo test lint format bench clean
+.PHONY: setup demo test lint format bench train-gate clean
 
 # Reinstall only when the packaging changes.
 $(STAMP): pyproject.toml
@@ -34,6 +34,10 @@ bench: $(STAMP)
 		[ -f $$script ] || continue; \
 		echo "== $$script"; $(BIN)/python $$script || exit 1; \
 	done
+
+# Rebuild the packaged injection detector from the public corpora (fetched on first run).
+train-gate: $(STAMP)
+	PYTHONHASHSEED=0 $(BIN)/python bench/train_gate.py
 
 # Admission measured on the corpora each fold did not train on; ARGS=--quick for a short run.
 .PHONY: bench-admission

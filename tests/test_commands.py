@@ -189,12 +189,14 @@ def test_ingest_quarantine_promote_and_reject(
     first = _held_source(tmp_path, "Arrokoth", "Arrokoth is a contact binary in the Kuiper belt.")
     ingested = registry.dispatch(ctx, f"/ingest {first}")
     assert ingested.ok, ingested.markdown
-    assert "1 held" in (ingested.markdown or "")
+    # The planted instruction holds its whole source: the fact waits beside it.
+    assert "2 held" in (ingested.markdown or "")
     held = registry.dispatch(ctx, "/quarantine")
-    assert held.table is not None and len(held.table.rows) == 1
-    claim_id = held.table.rows[0][0]
-    assert registry.dispatch(ctx, f"/reject {claim_id} looks hostile").ok
-    assert not registry.dispatch(ctx, f"/promote {claim_id}").ok
+    assert held.table is not None and len(held.table.rows) == 2
+    claim_ids = [row[0] for row in held.table.rows]
+    for claim_id in claim_ids:
+        assert registry.dispatch(ctx, f"/reject {claim_id} looks hostile").ok
+    assert not registry.dispatch(ctx, f"/promote {claim_ids[0]}").ok
     assert registry.dispatch(ctx, "/quarantine").markdown == "The quarantine is empty."
 
     second = _held_source(tmp_path, "Sedna", "Sedna is a distant detached object.")

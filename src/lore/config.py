@@ -54,6 +54,11 @@ class GateSettings(StrictModel):
     trust: bool = True
     review: bool = True
     similarity: bool = True
+    # The trained detector of instructions aimed at an AI, read by the review gate.
+    detector: bool = True
+    # Another detector model file (from `make train-gate`) instead of the packaged one;
+    # relative to the vault.
+    detector_model: str | None = None
     hostile_source_ratio: float = Field(default=0.5, gt=0, le=1)
     duplicate_threshold: float = Field(default=0.85, gt=0, le=1)
     contradiction_threshold: float = Field(default=0.5, gt=0, le=1)
@@ -185,7 +190,10 @@ gates:
   trust: true
   review: true
   similarity: true
-  # A source with more than this share of flagged claims is treated as hostile.
+  # The review gate's trained detector of instructions aimed at an AI.
+  detector: true
+  # detector_model: models/my-detector.json.gz   (another model file, relative to the vault)
+  # A source with more than this share of claims flagged for hidden text is held whole.
   hostile_source_ratio: 0.5
   duplicate_threshold: 0.85
   contradiction_threshold: 0.5

@@ -446,11 +446,14 @@ def cmd_promote(ctx: CommandContext, args: str) -> CommandResult:
             raise UsageError(f"--trust must be trusted, semi-trusted or untrusted, got {trust!r}")
     if len(words) != 1:
         raise UsageError("usage: /promote ID [--trust LEVEL]")
-    result = Quarantine(ctx.vault).promote(words[0], trust=trust)  # type: ignore[arg-type]
-    written = ", ".join(result) if isinstance(result, list) else ""
+    promotion = Quarantine(ctx.vault).promote_and_report(words[0], trust=trust)  # type: ignore[arg-type]
+    written = ", ".join(promotion.notes)
     where = f" into {written}" if written else ""
+    removed = f" ({promotion.hidden_note()})" if promotion.hidden_removed else ""
     return CommandResult(
-        markdown=f"Promoted {words[0]}{where}.", data=_plain(result), action="refresh"
+        markdown=f"Promoted {words[0]}{where}{removed}.",
+        data=_plain(promotion.notes),
+        action="refresh",
     )
 
 

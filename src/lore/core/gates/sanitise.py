@@ -15,6 +15,7 @@ import unicodedata
 import urllib.parse
 from collections.abc import Iterator
 
+from lore.core.gates.intent import quoted_mention
 from lore.core.gates.types import Flag
 
 # Zero-width and invisible formatting characters, including the Unicode tag block that can
@@ -220,12 +221,18 @@ def _exfiltration_links(text: str) -> Iterator[Flag]:
         carried = f"{parsed.path}?{parsed.query}#{parsed.fragment}"
         if not parsed.scheme.startswith("http") and not url.startswith("//"):
             continue
-        if _URL_PLACEHOLDER.search(carried) or (
-            parsed.query and _URL_BLOB.search("=" + parsed.query)
-        ):
-            kind = "image" if match.group(0).lstrip().startswith(("!", "<img")) else "link"
+        kind = "image" if match.group(0).lstrip().startswith(("!", "<img")) else "link"
+        if _URL_PLACEHOLDER.search(carried):
             yield Flag(
                 "exfil-link", f"{kind} URL would carry data out: {_preview(url)}", *match.span()
+            )
+        elif parsed.query and _URL_BLOB.search("=" + parsed.query):
+            # A long token is also what a password-reset or download link carries: the
+            # claim waits for a person, but the source is not judged hostile for it.
+            yield Flag(
+                "opaque-link",
+                f"{kind} URL carries a long encoded value: {_preview(url)}",
+                *match.span(),
             )
 
 
@@ -270,6 +277,7 @@ def scan(text: str) -> list[Flag]:
                 end,
             )
             for start, end in find_instructions(text)
+            if not quoted_mention(text, start, end)
         ]
     flags: list[Flag] = []
     flags.extend(_single_chars(_INVISIBLE, text, "zero-width", "invisible character"))
@@ -316,6 +324,8 @@ def scan(text: str) -> list[Flag]:
     # characters are gone, so "ig\u200bnore" cannot slip through.
     visible, positions = _without_invisible(text)
     for match in INSTRUCTION.finditer(visible):
+        if quoted_mention(visible, *match.span()):
+            continue
         start, end = positions[match.start()], positions[match.end() - 1] + 1
         flags.append(
             Flag(

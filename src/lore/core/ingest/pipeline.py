@@ -18,6 +18,7 @@ from typing import Any, Literal
 from lore.config import TrustLevel
 from lore.core.audit import AuditEntry, AuditLog
 from lore.core.gates import GateContext, Verdict, run_gates
+from lore.core.gates.detector import InjectionDetector, load_detector
 from lore.core.gates.llm import AsyncRunner
 from lore.core.gates.review import Reviewer
 from lore.core.ingest.chunking import chunk
@@ -175,7 +176,7 @@ class IngestSession:
         self.gates = GateContext(
             settings=config.gates,
             index=self.catalog.index,
-            reviewer=Reviewer(provider, self.runner, retries),
+            reviewer=Reviewer(provider, self.runner, retries, detector=_detector(vault)),
             trusted_titles=self.catalog.trusted_titles,
         )
         self.quarantine = Quarantine(vault)
@@ -306,6 +307,15 @@ class IngestSession:
         )
         self.ledger[document.uri] = document.sha256
         return outcome
+
+
+def _detector(vault: Vault) -> InjectionDetector | None:
+    settings = vault.config.gates
+    if not (settings.review and settings.detector):
+        return None
+    if settings.detector_model is None:
+        return load_detector()
+    return load_detector(vault.root / Path(settings.detector_model).expanduser())
 
 
 def _held_reasons(held: list[Verdict]) -> list[str]:

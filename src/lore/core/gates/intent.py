@@ -1,0 +1,438 @@
+"""What a wiki claim must not be: text that talks to the AI instead of about the world.
+
+A note states facts for a person. Text addressed to an assistant, model, bot or "system", a
+request to call a tool, to put a token or a summary into a reply, to redefine the reader's
+role or rules, or a link built to carry data out, has no place in one. Each rule names a
+kind of intent and needs wording that only makes sense aimed at a model, so manuals full of
+imperatives to a human reader ("Run `make`", "Call support before 5 pm") pass.
+
+The rules read canonical text (`lore.core.gates.canonical`): lower case, look-alike letters
+folded, hidden characters gone. Languages: English, French, Spanish, Portuguese, Italian,
+German, Chinese and Japanese.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_AI_NOUN = (
+    r"(?:ai|a\.i\.|bot|chatbot|assistant|model|llm|agent|language\s+model|gpt|chatgpt|copilot"
+    r"|claude|gemini|system|summari[sz]er|crawler|scraper)"
+)
+_AI_NOUN_OTHER = (
+    r"(?:l['’]ia|l['’]assistant|le\s+mod[eè]le|le\s+bot|l['’]agent|la\s+ia|el\s+asistente"
+    r"|el\s+modelo|el\s+bot|el\s+agente|a\s+ia|o\s+assistente|o\s+modelo|o\s+bot|o\s+agente"
+    r"|l['’]assistente|il\s+modello|die\s+ki|der\s+assistent|das\s+modell|der\s+bot|der\s+agent"
+    r"|人工智能|ai助手|助手|模型|机器人|智能体|アシスタント|モデル|ボット|エージェント)"
+)
+# Things a model holds that a document has no business asking for.
+_SENSITIVE = (
+    r"(?:summary|summaries|conversation|chat(?:\s+history)?|transcript|context|system\s+prompt"
+    r"|prompt|api[\s_-]?keys?|passwords?|passcodes?|credentials|secrets?|access\s+tokens?|tokens"
+    r"|private\s+keys?|ssh\s+keys?|database|db\s+dump|customer\s+\w+|user\s+data|users?['’]?\s+\w+"
+    r"|personal\s+(?:data|information|details)|contacts|address\s+book|inbox|emails|e-mails"
+    r"|messages|notes|documents|files|records|(?:bank|card|account)\s+(?:details|numbers?)"
+    r"|iban|social\s+security|history|memory|everything|all\s+(?:of\s+)?(?:the\s+)?data)"
+)
+_REPLY = r"(?:reply|response|answer|output|summary|completion|message|result|next\s+turn)"
+_REPLY_VERB = r"(?:responding|answering|replying|you\s+(?:respond|answer|reply|summari[sz]e))"
+_SNAKE_TOOL = (
+    r"(?:send|post|delete|remove|rm|run|exec|execute|transfer|share|upload|forward|http|fetch"
+    r"|browse|invite|pay|book|reserve|update|create|write|download|move|copy|append|set|get"
+    r"|read|list|search|add|drop|grant|email|mail|open|call|invoke|submit|schedule)_[a-z0-9_]+"
+)
+_URL_OR_ADDRESS = r"(?:https?://\S+|\S+@\S+\.\w+|www\.\S+)"
+
+_RULES: list[tuple[str, str]] = [
+    # Addressed to a model.
+    (
+        "addressed to an AI",
+        rf"\b(?:note|message|instructions?|reminder|request|memo|directive|notice|warning)s?\s+"
+        rf"(?:to|for)\s+(?:the\s+|any\s+|all\s+|an?\s+)?(?:\w+\s+)?{_AI_NOUN}s?\b",
+    ),
+    (
+        "addressed to an AI",
+        r"(?:^|[\n.!?]\s*|\[|<|#+\s*)(?:system|admin(?:istrator)?|developer|assistant|operator"
+        r"|ai|bot|model)\s+(?:note|message|instruction|override|prompt|notice|alert|update"
+        r"|command|directive)s?\s*[:：\]>]",
+    ),
+    (
+        "addressed to an AI",
+        r"\[(?:system|assistant|inst|admin)\]|<\|?(?:system|assistant)\|?>|^\s*(?:system|assistant)\s*[:：]",
+    ),
+    (
+        "addressed to an AI",
+        rf"\b(?:dear|hey|hi|hello|attention|attn|psst)\b[\s,!:]+(?:the\s+)?{_AI_NOUN}s?\b",
+    ),
+    (
+        "addressed to an AI",
+        rf"\b(?:if|when|while|since)\s+you\s+(?:are|'re|’re)\s+(?:an?\s+)?(?:\w+\s+)?{_AI_NOUN}\b",
+    ),
+    (
+        "addressed to an AI",
+        rf"\b{_AI_NOUN}s?\s+(?:that\s+is\s+|who\s+is\s+)?(?:reading|processing|summari[sz]ing|parsing"
+        r"|analy[sz]ing|viewing|indexing|ingesting|reviewing)\s+(?:this|these|the\s+(?:page|document"
+        r"|text|file|e-?mail|message|content))",
+    ),
+    (
+        "addressed to an AI",
+        r"(?:^|[.!?:]\s+|\n)\s*(?:please\s+)?(?:tell|inform|show|remind|convince|persuade|instruct"
+        r"|advise|urge|ask)\s+the\s+user\b",
+    ),
+    (
+        "addressed to an AI",
+        r"[#(\[<{|]\s*(?:system|assistant|admin|developer|operator)[_\s-]?(?:message|prompt|note"
+        r"|instruction|override)s?\s*[)\]>}|:]",
+    ),
+    (
+        "addressed to an AI",
+        r"\byour\s+(?:own\s+|full\s+|entire\s+|exact\s+)?(?:system\s+(?:prompt|message|instructions)"
+        r"|(?:initial|hidden|original|secret|internal|pre-?prompt)\s+(?:prompt|instructions|rules)"
+        r"|prompt\s+instructions|training\s+data|guardrails|safety\s+(?:filters?|guidelines|policies"
+        r"|training)|content\s+polic(?:y|ies)|developer\s+(?:message|instructions)|context\s+window"
+        r"|unique\s+id|programming|creators?|underlying\s+model)\b",
+    ),
+    (
+        "addressed to an AI",
+        r"\b(?:\w*gpt|chatbot|language\s+model|llm|ai\s+assistant|ai\s+model)s?\s+(?:will|must|should"
+        r"|can|is\s+(?:now|allowed|free|able)|has\s+(?:been|no))\b[^.!?\n]{0,60}?\b(?:any|every|all"
+        r"|anything|no\s+(?:rules|restrictions|limits|filters|policies))\b",
+    ),
+    (
+        "hijacks the task",
+        r"\b(?:the|your|my)\s+(?:original\s+|previous\s+|current\s+|initial\s+|first\s+|real\s+)?task"
+        r"\s+(?:that\s+|which\s+)?(?:i|the\s+user|they|we|he|she)\s+(?:gave|assigned|asked|set)\s+(?:to\s+)?you"
+        r"|\b(?:before|instead\s+of)\s+(?:you\s+)?(?:can\s+)?(?:solv|complet|continu|answer|perform"
+        r"|do|finish|start)\w*\s+(?:the|your)\s+(?:original\s+|current\s+|user['’]?s\s+)?task"
+        r"|\byour\s+(?:new\s+|next\s+|real\s+|only\s+)?task\s+(?:is|will\s+be)\s+(?:now\s+)?to\b"
+        r"|\bif\s+you\s+(?:are|were|have\s+been|get)\s+(?:told|asked|instructed|prompted|requested)"
+        r"\s+to\s+(?:summari[sz]e|answer|translate|respond|reply|analy[sz]e|process|review|classify)",
+    ),
+    (
+        "acts without the user",
+        r"\bwithout\s+(?:first\s+)?(?:asking|confirming|checking\s+with|telling|notifying|informing"
+        r"|alerting|consulting)\s+(?:me|the\s+user|anyone|them|him|her|for\s+(?:confirmation|permission"
+        r"|approval))\b|\b(?:do\s+not|don['’]t|never)\s+(?:ask|wait)\s+(?:me\s+|the\s+user\s+)?for\s+"
+        r"(?:confirmation|permission|approval)",
+    ),
+    (
+        "asks to move money",
+        r"\b(?:send|transfer|wire|pay|move)\s+(?:\S+\s+){0,6}?(?:money|funds|\$\s?\d|€\s?\d|£\s?\d"
+        r"|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros)|a\s+transaction|a\s+payment)\b[^.!?\n]{0,80}?"
+        r"\b(?:to|into)\s+(?:the\s+)?(?:account|iban|wallet|[a-z]{2}\d{2}[a-z0-9]{10,})",
+    ),
+    (
+        "addressed to an AI",
+        r"\byou\s+are\s+(?:now\s+)?(?:\w+,\s+)?an?\s+(?:[\w-]+\s+){0,3}?(?:ai|a\.i\.|assistant|chatbot"
+        r"|bot|language\s+model|llm|\w*gpt)\b(?!\s+(?:researcher|engineer|enthusiast|developer|expert"
+        r"|specialist|scientist|student|company|startup|product|team|consultant|manager|user))",
+    ),
+    (
+        "addressed to an AI",
+        r"\byou\s+are\s+(?:now\s+)?(?:operating|running|working|acting|functioning)\s+(?:in|as\s+part\s+of"
+        r"|as|under)\s+(?:an?\s+|the\s+)?(?:\w+\s+)?(?:developer|debug|debugging|test|testing|training"
+        r"|maintenance|admin|administrator|god|unrestricted|sandbox|evaluation)\s+(?:mode|pipeline"
+        r"|environment|exercise|session)",
+    ),
+    (
+        "asks the reader for an answer",
+        r"(?:^|[.!?:;]\s+|\n|\bplease\s+)(?:tell|give|show|advise|recommend|suggest\s+to|teach|provide"
+        r"|write|create|generate|list|explain\s+to)\s+me\b",
+    ),
+    (
+        "redefines the rules",
+        r"\bregardless\s+of\s+(?:(?:any|all|your|my)\s+(?:\w+\s+)?|(?:the\s+)?(?:previous|prior"
+        r"|pre-?existing|earlier|original)\s+)(?:input|instructions|guidelines|rules|restrictions"
+        r"|policies|programming|limitations)|\bno\s+matter\s+what\b[^.!?\n]{0,40}?\b(?:instructions"
+        r"|rules|polic(?:y|ies)|guidelines|restrictions)\b|(?:^|\n)\W*(?:new|updated|important|urgent)\s+"
+        r"(?:important\s+|new\s+)?(?:instructions|directives)\W*(?:$|\n)",
+    ),
+    (
+        "hijacks the task",
+        r"\byou(?:['’]ve|\s+have)\s+been\s+(?:given|assigned|tasked\s+with)\s+(?:a|the|this|one|an)"
+        r"\s+(?:new\s+|special\s+|secret\s+)?(?:task|mission|job|assignment)",
+    ),
+    # Steering the reply.
+    (
+        "steers the reply",
+        rf"\b(?:before|after|when|while|once)\s+you\s+(?:answer|respond|reply|summari[sz]e|generate"
+        rf"|write\s+(?:your|the)\s+{_REPLY})\b[^.!?\n]{{0,40}}?\b(?:the\s+user|this|it|the\s+(?:question"
+        r"|query|request|document|page|text|e-?mail|conversation))"
+        r"|\b(?:before|after|when|while)\s+(?:answering|responding\s+to|replying\s+to)\s+the\s+user\b",
+    ),
+    (
+        "steers the reply",
+        rf"\b(?:append|include|insert|add|output|print|repeat|prefix|mention|write|embed|render)\b\s+(?!your\b|you\b)[^.!?\n]{{0,80}}?\b(?:to|in|into|at|of|with"
+        rf"|within|inside)\s+(?:the\s+(?:end|start|beginning|top|bottom)\s+of\s+)?(?:your|each"
+        rf"|every|any|all)\s+(?:\w+\s+)?{_REPLY}s?\b",
+    ),
+    (
+        "steers the reply",
+        rf"\b(?:your|each|every)\s+(?:\w+\s+)?{_REPLY}s?\s+(?:must|should|shall|has\s+to|needs\s+to"
+        r"|will)\s+(?:always\s+)?(?:start|begin|end|contain|include|mention|say|be\s+followed)",
+    ),
+    (
+        "steers the reply",
+        r"\b(?:include|append|insert|output|print|repeat|add)\s+(?:\w+\s+){0,3}?(?:exact\s+|following\s+"
+        r"|verification\s+|secret\s+|confirmation\s+|tracking\s+)?(?:token|code|string|phrase"
+        r"|canary|marker|password|keyword|url|link|image)\b[^.!?\n]{0,60}?\b(?:verbatim|exactly"
+        r"|as\s+it\s+is|word\s+for\s+word|in\s+full)",
+    ),
+    (
+        "obeys hidden text",
+        r"\b(?:follow|obey|execute|carry\s+out|perform|run|comply\s+with|act\s+on|do)\s+(?:the\s+|these"
+        r"\s+|those\s+|its\s+|any\s+)?(?:decoded|hidden|embedded|encoded|secret|real|true|invisible"
+        r"|concealed)\s+(?:instructions?|commands?|orders|directives?|steps|tasks?|text)",
+    ),
+    (
+        "obeys hidden text",
+        r"\b(?:decode|decrypt|deobfuscate|unscramble|translate|reverse)\b[^.!?\n]{0,60}?\b(?:and|then)\s+"
+        r"(?:\w+\s+)?(?:follow|obey|carry\s+out|do\s+(?:what|as)|act\s+on|comply)",
+    ),
+    # Calling tools.
+    (
+        "asks for a tool call",
+        rf"\b(?:call|invoke|use|run|execute|trigger|fire|perform|issue)\s+(?:the\s+)?[`'\"]?{_SNAKE_TOOL}"
+        rf"[`'\"]?(?:\s*\([^)]{{0,80}}\))?[^.!?\n]{{0,80}}?(?:{_URL_OR_ADDRESS}|\btool\b|\bfunction\b"
+        rf"|{_REPLY_VERB}|\bthe\s+{_SENSITIVE}\b|\bthis\s+{_SENSITIVE}\b|\bon\s+\S+|\bwith\b)",
+    ),
+    (
+        "asks for a tool call",
+        rf"\b(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?(?:\w+\s+)?(?:tool|function|plugin"
+        rf"|api|action)\b[^.!?\n]{{0,60}}?(?:{_URL_OR_ADDRESS}|{_REPLY_VERB}|\bthe\s+{_SENSITIVE}\b)",
+    ),
+    (
+        "asks to send data away",
+        rf"\b(?:send|e-?mail|mail|post|forward|upload|transmit|exfiltrate|leak|share|submit|copy"
+        rf"|export|deliver|relay|paste)\b[^.!?\n]{{0,80}}?\b(?:the|this|these|those|all|every|any"
+        rf"|their|its|them|it|user['’]?s?)\s+(?:\w+\s+){{0,2}}?{_SENSITIVE}\b[^.!?\n]{{0,80}}?"
+        rf"\b(?:to|at|into|via|on)\s+(?:the\s+)?(?:\w+\s+)?{_URL_OR_ADDRESS}",
+    ),
+    (
+        "asks to send data away",
+        rf"\b(?:collect|gather|extract|harvest|grab|dump|compile)\b[^.!?\n]{{0,60}}?{_SENSITIVE}"
+        rf"[^.!?\n]{{0,80}}?\b(?:send|e-?mail|post|forward|upload|transmit)\b",
+    ),
+    (
+        "asks to send data away",
+        rf"\b(?:output|print|dump|reveal|disclose|display|list|show|return|give|leak)\s+(?:me\s+)?"
+        rf"(?:\w+\s+){{0,3}}?(?:raw\s+|full\s+|entire\s+|complete\s+|whole\s+)(?:\w+\s+)?{_SENSITIVE}\b",
+    ),
+    # Redefining the reader's role or rules.
+    (
+        "redefines the rules",
+        r"\b(?:ignore|disregard|forget|override|bypass|skip|drop|abandon|discard|dismiss)\s+"
+        r"(?:all\s+|any\s+|every\s+)?(?:of\s+)?(?:everything|anything|all|the\s+(?:text|content"
+        r"|messages?)|what(?:ever)?)\s+(?:(?:that\s+)?(?:was\s+|is\s+|has\s+been\s+)?(?:said\s+|written\s+"
+        r"|stated\s+)?(?:above|before|earlier|previously|prior|so\s+far|until\s+now)|you\s+(?:were|have"
+        r"\s+been|'ve\s+been)\s+(?:told|given|instructed))",
+    ),
+    (
+        "redefines the rules",
+        r"\bfrom\s+(?:now|this\s+(?:point|moment))\s+on\b[^.!?\n]{0,60}?\b(?:you\b[^.!?\n]{0,40}?"
+        r"(?:no\s+(?:restrictions|rules|limits|limitations|filters|guidelines|boundaries|censorship)"
+        r"|unrestricted|uncensored|unfiltered|comply|obey|every\s+request|anything|act\s+as|respond"
+        r"\s+as|answer\s+as|pretend|are\s+(?:a|an|my|now|free|no\s+longer)\b|will\s+(?:only\s+)?"
+        r"(?:respond|answer|reply|act|obey)))",
+    ),
+    (
+        "redefines the rules",
+        r"\byou\s+(?:now\s+)?(?:have|has|possess)\s+no\s+(?:\w+\s+)?(?:restrictions|rules|limits"
+        r"|limitations|filters|guidelines|boundaries|ethics|morals|policies|censorship)\b",
+    ),
+    (
+        "redefines the rules",
+        r"\byou\s+(?:must|will|shall|have\s+to|are\s+(?:required|obliged)\s+to)\s+(?:always\s+)?"
+        r"(?:comply|obey|answer|respond|fulfil+|agree)\s+(?:with\s+|to\s+)?(?:every|all|any|each)\b",
+    ),
+    (
+        "redefines the rules",
+        r"\byour\s+(?:new\s+|real\s+|true\s+|only\s+|actual\s+|updated\s+)(?:role|task|purpose|goal"
+        r"|job|instructions|objective|mission|directives?|persona|identity|rules)\s+(?:is|are|will\s+be"
+        r"|now)\b",
+    ),
+    (
+        "redefines the rules",
+        rf"\byou\s+are\s+(?:no\s+longer|not\s+(?:really\s+)?)\s*(?:an?\s+|bound|restricted|limited"
+        rf"|required|{_AI_NOUN})",
+    ),
+    (
+        "redefines the rules",
+        r"\b(?:act|behave|respond|answer|reply|speak)\s+(?:as|like)\s+(?:if\s+you\s+(?:are|were)\s+)?"
+        r"(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|amoral|unethical|rogue"
+        r"|unbound)\b",
+    ),
+    (
+        "redefines the rules",
+        r"\b(?:god|dan|jailbreak|jailbroken|unrestricted|unfiltered|uncensored|evil|chaos|unhinged)\s*mode\b"
+        r"|\bdeveloper\s+mode\s+(?:output|response|responses|enabled|activated|on)\b"
+        r"|\b(?:simulate|stay\s+in|remain\s+in)\s+(?:the\s+)?developer\s+mode\b",
+    ),
+    (
+        "redefines the rules",
+        r"\b(?:ignore|disregard|forget|override|bypass|discard)\s+(?:(?:all|any|the|your|my|these|those"
+        r"|of)\s+)*(?:previous|prior|above|earlier|preceding|former|original|system|initial|old)\s+"
+        r"\w{0,3}(?:nstruc|rule|prompt|direct|guideline|command|order)\w*",
+    ),
+    (
+        "redefines the rules",
+        r"\b(?:unfiltered|unrestricted|uncensored|unhinged|liberated|rebel|jailbroken|amoral)\w*\s+"
+        r"(?:and\s+\w+\s+)?(?:\w+\s+)?(?:response|answer|reply|output|version|ai|assistant|chatbot"
+        r"|model|persona)s?\b|\b(?:respond|answer|reply|output)\w*\s+(?:\w+\s+)?(?:unfiltered|unrestricted"
+        r"|uncensored)\w*",
+    ),
+    # A link built to carry data out, or a request to fill one in.
+    (
+        "link carries data out",
+        r"https?://[^\s)\]>\"']+[?&][\w.-]{1,30}=(?:\[[^\]\s]{1,40}\]|\{\{?[^}\s]{1,40}\}?\}|<[^>\s]{1,40}>"
+        r"|\$\{?\w+\}?|%[\w-]+%|(?:secret|data|token|key|password|payload|summary|conversation"
+        r"|history|info|query|answer|response|email|content|chat|context|memory|base64)\b)",
+    ),
+    (
+        "link carries data out",
+        rf"\b(?:replace|substitute|fill\s+in|swap|encode)\b[^.!?\n]{{0,60}}?\b(?:with|by|using|as)\b"
+        rf"[^.!?\n]{{0,60}}?\b(?:the\s+|your\s+|this\s+)?(?:\w+\s+)?{_SENSITIVE}\b[^.!?\n]{{0,80}}?"
+        rf"(?:https?://|\burl\b|\blink\b|\bimage\b|!\[)",
+    ),
+]
+
+# The same intents in the other languages Lore expects to meet.
+_OTHER_LANGUAGES: list[tuple[str, str]] = [
+    (
+        "addressed to an AI",
+        rf"\b(?:note|message|instructions?|nota|mensaje|mensagem|notiz|nachricht|hinweis)\s+"
+        rf"(?:à|au|pour|para|per|an|für|fuer|a)\s+{_AI_NOUN_OTHER}",
+    ),
+    (
+        "addressed to an AI",
+        r"(?:给|致|对)(?:ai|人工智能|助手|模型|机器人|智能体)(?:的)?(?:说明|提示|指令|消息|备注)"
+        r"|(?:ai|アシスタント|モデル|ボット|エージェント)(?:への|に対する|向けの)(?:指示|メッセージ|注意|メモ)"
+        r"|(?:系统|システム)(?:提示|通知|指令|メッセージ|注意)\s*[:：]",
+    ),
+    (
+        "redefines the rules",
+        r"\b(?:ignore[sz]?|oublie[sz]?|ignora|olvida|ignore|esqueça|esqueca|ignoriere|vergiss"
+        r"|dimentica)\s+(?:tout|todo|tudo|alles|tutto)\b[^.!?\n]{0,30}?(?:précède|ci-dessus|au-dessus"
+        r"|avant|anterior|anteriores|acima|antes|oben|vorher|zuvor|bisher|sopra|precedente|prima"
+        r"|dit|dicho|dito|gesagt|detto)",
+    ),
+    (
+        "redefines the rules",
+        r"(?:忽略|无视|忘记|忘掉|不要理会)(?:你)?(?:之前|以上|上面|前面|先前|所有|一切)"
+        r"|(?:以前|上記|前|これまで)の(?:指示|命令|ルール|内容)を?(?:すべて|全て)?(?:無視|忘れ)",
+    ),
+    (
+        "redefines the rules",
+        r"(?:désormais|dorénavant|à\s+partir\s+de\s+maintenant|a\s+partir\s+de\s+ahora|de\s+ahora\s+en"
+        r"\s+adelante|a\s+partir\s+de\s+agora|de\s+agora\s+em\s+diante|ab\s+(?:jetzt|sofort|nun)"
+        r"|da\s+ora\s+in\s+poi|d['’]ora\s+in\s+poi)\b[^.!?\n]{0,60}?(?:aucune?\s+(?:restriction|règle"
+        r"|limite)|sans\s+restriction|ningun[ao]?\s+(?:restricci[oó]n|regla|l[ií]mite)|sin\s+restricciones"
+        r"|nenhuma\s+(?:restrição|restricao|regra|limite)|sem\s+restrições|sem\s+restricoes|keine"
+        r"\s+(?:einschränkungen|regeln|grenzen|beschränkungen)|nessuna\s+(?:restrizione|regola|limite)"
+        r"|senza\s+restrizioni|obéi|obedec|obedeç|gehorch|obbedi|tout\s+ce|todo\s+lo|tudo\s+o|alles"
+        r"|qualsiasi)",
+    ),
+    (
+        "redefines the rules",
+        r"(?:从现在(?:开始|起)|今后|今から|これから|今後)[^。！？\n]{0,30}?(?:没有|不受|无|取消)"
+        r"(?:任何)?(?:限制|规则|约束)|(?:制限|ルール|規則)(?:は|が)?(?:一切)?(?:ありません|ない|なし|無し|解除)",
+    ),
+    (
+        "steers the reply",
+        r"\b(?:inclu(?:s|ez|re|ye|ya|a|ir|i)|ajoute[sz]?|añade|agrega|adicione|acrescente|füge"
+        r"|fuege|aggiungi|includi|schreib\w*|écri[st]|escribe|escreva|mets|pon|coloque)\b[^.!?\n]{0,80}?"
+        r"\b(?:(?:dans|à\s+la\s+fin\s+de|au\s+début\s+de)\s+(?:ta|votre|chaque)\s+réponse"
+        r"|(?:en|al\s+final\s+de|al\s+principio\s+de)\s+(?:tu|su|cada)\s+respuesta"
+        r"|(?:na|no\s+final\s+da|em)\s+(?:sua|tua|cada)\s+resposta"
+        r"|(?:in|am\s+ende|an\s+das\s+ende)\s+(?:deiner|ihrer|jeder|deine|ihre)\s+antwort"
+        r"|(?:nella|alla\s+fine\s+della)\s+(?:tua|sua|ogni)\s+risposta)",
+    ),
+    (
+        "steers the reply",
+        r"(?:在|于)(?:你的|您的|每个|每条)?(?:回复|回答|答复|输出|摘要)(?:中|里|末尾|结尾|开头)"
+        r"[^。！？\n]{0,20}?(?:包含|加上|附上|添加|写上|输出|插入)"
+        r"|(?:返信|回答|応答|出力|要約)の?(?:中|最後|末尾|冒頭)?に[^。！？\n]{0,30}?(?:含め|追加|入れ|書い|付け)",
+    ),
+    (
+        "asks to send data away",
+        r"\b(?:envoie[sz]?|envoyer|transmet[sz]?|envía|enviar|envie|mande|sende|schicke?|übermittle"
+        r"|invia|manda)\b[^.!?\n]{0,80}?(?:résumé|conversation|données|mots\s+de\s+passe|clés|resumen"
+        r"|conversación|datos|contraseñas|claves|resumo|conversa|dados|senhas|chaves|zusammenfassung"
+        r"|unterhaltung|daten|passwörter|schlüssel|riassunto|conversazione|dati|password|chiavi|e-?mails?"
+        r"|courriels|correos)\b[^.!?\n]{0,80}?(?:\bà\b|\ba\b|\bpara\b|\ban\b)\s+\S*(?:@|https?://)",
+    ),
+    (
+        "asks to send data away",
+        r"(?:把|将)[^。！？\n]{0,30}?(?:摘要|总结|对话|数据|密码|密钥|邮件|内容)[^。！？\n]{0,30}?"
+        r"(?:发送|发给|发到|转发|上传)|(?:要約|会話|データ|パスワード|キー|メール|内容)を?[^。！？\n]{0,30}?"
+        r"(?:に|へ)[^。！？\n]{0,10}?(?:送信|送っ|転送|アップロード)",
+    ),
+]
+
+_COMPILED = [
+    (label, re.compile(pattern, re.MULTILINE)) for label, pattern in _RULES + _OTHER_LANGUAGES
+]
+# Cheap screen: every rule above needs one of these words or characters.
+_SCREEN = re.compile(
+    r"you|your|user|ai\b|bot|assistant|model|llm|agent|gpt|system|admin|developer|operator|note|"
+    r"message|reply|response|answer|summar|output|print|send|mail|post|upload|forward|call|invoke|"
+    r"_|task|without|me\b|regardless|matter|instruction|directive|operating|running|working|functioning|acting||wait|money|fund|\$|€|£|transfer|wire|pay|mode|unfilter|unrestrict|uncensor|"
+    r"unhing|liberat|rebel|jailbr|amoral|gpt|ignore|disregard|decod|decrypt|hidden|embedded|encoded|secret|follow|obey|execute|carry|forget|override|bypass|from\s+now|http|replace|substitute|collect|gather|"
+    r"dump|reveal|mode|act|behave|réponse|respuesta|resposta|antwort|risposta|envo|enví|envi|sende|"
+    r"schick|invia|manda|tout|todo|tudo|alles|tutto|désormais|partir|jetzt|sofort|ora|inclu|ajout|"
+    r"añad|füge|aggiung|[\u3040-\u30ff\u4e00-\u9fff]"
+)
+
+
+_QUOTED = re.compile(
+    r"'[^'\n]{4,120}'|\"[^\"\n]{4,120}\"|“[^”\n]{4,120}”|‘[^’\n]{4,120}’|`[^`\n]{4,120}`"
+)
+# Words that introduce a quotation as an example of what is said, not as something said.
+_MENTION_CUE = re.compile(
+    r"\b(?:like|such\s+as|e\.g\.|for\s+example|for\s+instance|phrases?|prompts?|strings?|words"
+    r"|sentences?|text|payloads?|messages?|commands?|called|known\s+as|says?|said|saying|reads?"
+    r"|wrote|typed|contains?|containing|include[sd]?|including|as)\s*[:,]?\s*$"
+)
+
+
+def quoted_mention(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` sits in a short quotation introduced as an example.
+
+    A security write-up that says a prompt *like* 'ignore previous instructions' can hijack a
+    chatbot mentions the attack; it does not make it.
+    """
+    for quote in _QUOTED.finditer(text):
+        if quote.start() <= start and end <= quote.end():
+            return bool(_MENTION_CUE.search(text[max(0, quote.start() - 40) : quote.start()]))
+        if quote.start() > start:
+            break
+    return False
+
+
+@dataclass(frozen=True)
+class IntentFinding:
+    label: str
+    seen: str
+    start: int
+    end: int
+
+    def reason(self) -> str:
+        return f"{self.label}: {self.seen!r}"
+
+
+def find_intents(form: str) -> list[IntentFinding]:
+    """Every intent found in canonical text `form`, at most one per kind, in text order."""
+    if not _SCREEN.search(form):
+        return []
+    found: dict[str, IntentFinding] = {}
+    for label, pattern in _COMPILED:
+        if label in found:
+            continue
+        for match in pattern.finditer(form):
+            if quoted_mention(form, *match.span()):
+                continue
+            seen = " ".join(match.group(0).split())
+            found[label] = IntentFinding(label, seen[:80], *match.span())
+            break
+    return sorted(found.values(), key=lambda finding: finding.start)
