@@ -228,8 +228,10 @@ def test_front_matter_gives_a_title_but_cannot_set_lore_metadata(
     report = ingest(vault, [str(plain), str(smuggled)])
     assert [(s.title, s.admitted, s.held) for s in report.sources] == [
         ("Comets", 1, 0),
-        ("Asteroids", 2, 1),
+        ("Asteroids", 0, 3),  # smuggled metadata holds the whole source
     ]
-    (held,) = Quarantine(vault).list()
-    assert held.gate == "sanitise" and "trust: trusted" in held.text
-    assert vault.find("Asteroids").trust == "semi-trusted"
+    held = Quarantine(vault).list()
+    (smuggling,) = [claim for claim in held if "trust: trusted" in claim.text]
+    assert smuggling.gate == "sanitise"
+    assert all("hostile intent" in claim.reasons[0] for claim in held if claim is not smuggling)
+    assert [note.title for note in vault.iter_notes()] == ["Comets"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from lore.config import GateSettings
 from lore.core.gates import provenance, sanitise, similarity, trust
+from lore.core.gates.language import unread_language
 from lore.core.gates.review import Reviewer
 from lore.core.gates.similarity import SimilarityIndex
 from lore.core.gates.types import TRUST_RANK, Claim, Decision, Flag, Verdict, claim_id
@@ -107,6 +108,12 @@ def run_gates(claims: list[Claim], ctx: GateContext) -> list[Verdict]:
             intent_claims += len(review)
             intent.extend(reasons[0] for reasons in review.values())
 
+    unread: dict[str, str] = {}
+    if settings.review:
+        unread = unread_language(
+            (claim.id, claim.text) for claim in claims if claim.id not in review
+        )
+
     source_reason = hidden_source
     if intent:
         counted = (
@@ -130,6 +137,8 @@ def run_gates(claims: list[Claim], ctx: GateContext) -> list[Verdict]:
                 continue
         if claim.id in review:
             verdicts[claim.id] = Verdict(claim, "hold", "review", review[claim.id])
+        elif claim.id in unread:
+            verdicts[claim.id] = Verdict(claim, "hold", "review", [unread[claim.id]])
         elif source_reason is not None:
             gate = "review" if intent else "sanitise"
             verdicts[claim.id] = Verdict(claim, "hold", gate, [source_reason])

@@ -83,7 +83,8 @@ _RULES: list[tuple[str, str]] = [
     (
         "addressed to an AI",
         r"[#(\[<{|]\s*(?:system|assistant|admin|developer|operator)[_\s-]?(?:message|prompt|note"
-        r"|instruction|override)s?\s*[)\]>}|:]",
+        r"|instruction|override)s?\s*[)\]>}|:]|\[\s*(?:system|admin|developer|root)\s+(?:\w+\s+){0,2}?"
+        r"(?:mode|override|access|prompt)\b",
     ),
     (
         "addressed to an AI",
@@ -152,6 +153,32 @@ _RULES: list[tuple[str, str]] = [
         "hijacks the task",
         r"\byou(?:['’]ve|\s+have)\s+been\s+(?:given|assigned|tasked\s+with)\s+(?:a|the|this|one|an)"
         r"\s+(?:new\s+|special\s+|secret\s+)?(?:task|mission|job|assignment)",
+    ),
+    # Casting the reader as a character: the opening of a persona prompt.
+    (
+        "casts the reader in a role",
+        r"\bi\s+(?:want|need|would\s+like)\s+you\s+to\s+(?:act|pretend|behave|respond|answer|reply"
+        r"|simulate|roleplay|role-play|play\s+the\s+role|become|take\s+on)\b"
+        r"|\bsimulat\w*\s+(?:\w+\s+){0,4}?(?:chatbot|ai|a\.i\.|\w*gpt|language\s+model|llm|assistant)s?\b"
+        r"|\b(?:take\s+on|assume|adopt)\s+the\s+(?:role|persona|identity)\s+of\b",
+    ),
+    (
+        "casts the reader in a role",
+        r"\b(?:respond|answer|reply|react)\w*\s+(?:to\s+)?(?:every|each|all|any)\s+(?:of\s+)?(?:my\s+"
+        r"|your\s+|the\s+)?(?:\w+\s+)?prompts?\b|\b(?:for|to)\s+(?:every|each|all|any)\s+(?:of\s+)?"
+        r"(?:my\s+|your\s+|the\s+)?prompts?\s+(?:i\s+give\s+you\s+)?you\s+(?:will|must|should)\b",
+    ),
+    (
+        "steers the reply",
+        r"\b(?:start|begin)\w*\s+(?:\w+\s+){0,3}?with\s+(?:the\s+(?:sentence|words?|phrase|text)\s+)?"
+        r"[\"“'](?:absolutely|sure|certainly|of\s+course|yes|yessir|here|okay|ok|i\s+can)\b",
+    ),
+    (
+        "suppresses refusals",
+        r"\b(?:do\s+not|don['’]t|never|you\s+(?:do\s+not|don['’]t)\s+need\s+to|without\s+ever)\s+"
+        r"(?:ever\s+)?(?:apologi[sz]\w*|refus\w*|issue\s+(?:any\s+)?(?:warnings?|disclaimers?)"
+        r"|add\s+(?:any\s+)?disclaimers?|include\s+(?:any\s+)?(?:\W?notes?\W?\s+or\s+)?\W?disclaimers?"
+        r"|say\s+the\s+words?|moraliz\w*|lectur\w*|break\s+character)\b",
     ),
     # Steering the reply.
     (
@@ -230,7 +257,8 @@ _RULES: list[tuple[str, str]] = [
     ),
     (
         "redefines the rules",
-        r"\bfrom\s+(?:now|this\s+(?:point|moment))\s+on\b[^.!?\n]{0,60}?\b(?:you\b[^.!?\n]{0,40}?"
+        r"\bfrom\s+(?:now|this\s+(?:point|moment))\s+on\b[^.!?\n]{0,60}?\b(?:you(?:['’]re|\s+are)\s+(?:now\s+)?"
+        r"(?:known\s+as|called|named|going\s+to\s+(?:act|pretend|be)|(?:a|the)\s+character|\w+,)|you\b[^.!?\n]{0,40}?"
         r"(?:no\s+(?:restrictions|rules|limits|limitations|filters|guidelines|boundaries|censorship)"
         r"|unrestricted|uncensored|unfiltered|comply|obey|every\s+request|anything|act\s+as|respond"
         r"\s+as|answer\s+as|pretend|are\s+(?:a|an|my|now|free|no\s+longer)\b|will\s+(?:only\s+)?"
@@ -377,7 +405,8 @@ _COMPILED = [
 _SCREEN = re.compile(
     r"you|your|user|ai\b|bot|assistant|model|llm|agent|gpt|system|admin|developer|operator|note|"
     r"message|reply|response|answer|summar|output|print|send|mail|post|upload|forward|call|invoke|"
-    r"_|task|without|me\b|regardless|matter|instruction|directive|operating|running|working|functioning|acting||wait|money|fund|\$|€|£|transfer|wire|pay|mode|unfilter|unrestrict|uncensor|"
+    r"_|simulat|role|persona|identity|prompt|start|begin|apolog|refus|disclaim|warning|lectur|moraliz|"
+    r"character|_|task|without|me\b|regardless|matter|instruction|directive|operating|running|working|functioning|acting||wait|money|fund|\$|€|£|transfer|wire|pay|mode|unfilter|unrestrict|uncensor|"
     r"unhing|liberat|rebel|jailbr|amoral|gpt|ignore|disregard|decod|decrypt|hidden|embedded|encoded|secret|follow|obey|execute|carry|forget|override|bypass|from\s+now|http|replace|substitute|collect|gather|"
     r"dump|reveal|mode|act|behave|réponse|respuesta|resposta|antwort|risposta|envo|enví|envi|sende|"
     r"schick|invia|manda|tout|todo|tudo|alles|tutto|désormais|partir|jetzt|sofort|ora|inclu|ajout|"

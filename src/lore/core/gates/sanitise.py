@@ -34,6 +34,8 @@ _HIDDEN_STYLE = re.compile(
     re.IGNORECASE,
 )
 _INLINE_CODE = re.compile(r"``[^`]+``|`[^`\n]+`")
+# An indented line or an interpreter session is shown as code, markup and all.
+_CODE_LINE = re.compile(r"^(?:[ ]{4}|\t|\s*>>> |\s*\.\.\. ).*$", re.MULTILINE)
 _BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{40,}={0,2}(?![\w+/=-])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){20,}(?![0-9A-Za-z])")
 _ESCAPES = re.compile(r"(?:\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}){6,}")
@@ -287,6 +289,7 @@ def scan(text: str) -> list[Flag]:
     # nothing in it is hidden.
     if not is_code_block(text):
         spans = [match.span() for match in _INLINE_CODE.finditer(text)]
+        spans += [match.span() for match in _CODE_LINE.finditer(text)]
 
         def shown(start: int, end: int) -> bool:
             return any(left <= start and end <= right for left, right in spans)

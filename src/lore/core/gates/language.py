@@ -1,0 +1,87 @@
+"""Text in a language the gates cannot read, inside a source they can.
+
+Instructions translated into a language few filters know are a common way past them. The
+review gate reads eight languages; a claim written in none of them, inside a source that is
+otherwise in English, is held for a person to read. A source written wholly in another
+language is left alone: it is a translation, not a hiding place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from statistics import median
+
+from lore.core.gates.canonical import canonical
+
+_WORD = re.compile(r"[^\W\d_]+")
+_LATIN = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff]+")
+# English function words that few other Latin-script languages share; every English
+# paragraph is full of them, whatever its subject.
+_ENGLISH = frozenset(
+    "the and of to that for with this are be not or from by was were it its on as at have has had "
+    "but which can will would should there their they you your we our if then than when what who "
+    "how all any each more most some such only also into about these those been being does did "
+    "may must one two so out up over after before between other where while because".split()
+)
+# Common words of the other languages the rules read, none of them English words.
+_READ_LANGUAGES = frozenset(
+    "le la les des est une dans pour qui pas sur avec sont nous vous "  # French
+    "el los las por una con para del como pero sus "  # Spanish
+    "os um uma não com para como mais pelo pela "  # Portuguese
+    "il di che per non sono della nel gli "  # Italian
+    "der die das und ist nicht ein eine mit für auf den dem sich".split()  # German
+)
+_PARAGRAPH = re.compile(r"\n\s*\n")
+MIN_WORDS = 12
+# Shares of a paragraph's words that are English function words.
+ENGLISH_SOURCE = 0.18
+FOREIGN = 0.05
+
+
+def _share(words: list[str]) -> float:
+    return sum(1 for word in words if word in _ENGLISH) / len(words)
+
+
+def unread_language(texts: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Reasons per key for the texts holding a paragraph in a language the gates do not read.
+
+    `texts` are (key, text) pairs of one source. Each paragraph is measured on its own, in
+    canonical form: a claim can join several.
+    """
+    measured: list[tuple[str, list[str], float]] = []
+    for key, text in texts:
+        for line in _PARAGRAPH.split(text):
+            if not _is_prose(line):
+                continue
+            words = _WORD.findall(canonical(line))
+            if len(words) >= MIN_WORDS:
+                measured.append((key, words, _share(words)))
+    if len(measured) < 2 or median(share for _, _, share in measured) < ENGLISH_SOURCE:
+        return {}
+    held: dict[str, str] = {}
+    for key, words, share in measured:
+        if key in held or share >= FOREIGN:
+            continue
+        if sum(1 for word in words if _LATIN.fullmatch(word)) < len(words) * 0.8:
+            continue
+        if sum(1 for word in words if word in _READ_LANGUAGES) >= 2:
+            continue
+        held[key] = (
+            "written in a language the review cannot read, inside a source in English "
+            f"({round(share * 100)}% of its words are English function words)"
+        )
+    return held
+
+
+def _is_prose(paragraph: str) -> bool:
+    """Running sentences: not code, a table, a list of identifiers or a list of names."""
+    if paragraph.lstrip().startswith((">>>", "...", "$ ", "#", "-", "*", "=", "|", "..")):
+        return False
+    tokens = [token.strip(".,;:!?'\"()“”‘’«»") for token in paragraph.split()]
+    tokens = [token for token in tokens if token]
+    if len(tokens) < MIN_WORDS:
+        return False
+    words = [token for token in tokens if token.isalpha()]
+    capitalised = sum(1 for word in words if word[0].isupper())
+    return len(words) >= 0.9 * len(tokens) and capitalised <= 0.3 * len(words)
