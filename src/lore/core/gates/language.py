@@ -16,21 +16,27 @@ from lore.core.gates.canonical import canonical
 
 _WORD = re.compile(r"[^\W\d_]+")
 _LATIN = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff]+")
+
+
 # English function words that few other Latin-script languages share; every English
 # paragraph is full of them, whatever its subject.
-_ENGLISH = frozenset(
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_ENGLISH = _words(
     "the and of to that for with this are be not or from by was were it its on as at have has had "
     "but which can will would should there their they you your we our if then than when what who "
     "how all any each more most some such only also into about these those been being does did "
-    "may must one two so out up over after before between other where while because".split()
+    "may must one two so out up over after before between other where while because"
 )
 # Common words of the other languages the rules read, none of them English words.
-_READ_LANGUAGES = frozenset(
+_READ_LANGUAGES = _words(
     "le la les des est une dans pour qui pas sur avec sont nous vous "  # French
     "el los las por una con para del como pero sus "  # Spanish
     "os um uma não com para como mais pelo pela "  # Portuguese
     "il di che per non sono della nel gli "  # Italian
-    "der die das und ist nicht ein eine mit für auf den dem sich".split()  # German
+    "der die das und ist nicht ein eine mit für auf den dem sich"  # German
 )
 _PARAGRAPH = re.compile(r"\n\s*\n")
 MIN_WORDS = 12
