@@ -110,8 +110,10 @@ def run_gates(claims: list[Claim], ctx: GateContext) -> list[Verdict]:
 
     unread: dict[str, str] = {}
     if settings.review:
+        detector = ctx.reviewer.detector
         unread = unread_language(
-            (claim.id, claim.text) for claim in claims if claim.id not in review
+            ((claim.id, claim.text) for claim in claims if claim.id not in review),
+            detector.vocabulary if detector is not None else frozenset(),
         )
 
     source_reason = hidden_source

@@ -92,7 +92,8 @@ _RULES: list[tuple[str, str]] = [
         r"|(?:initial|hidden|original|secret|internal|pre-?prompt)\s+(?:prompt|instructions|rules)"
         r"|prompt\s+instructions|training\s+data|guardrails|safety\s+(?:filters?|guidelines|policies"
         r"|training)|content\s+polic(?:y|ies)|developer\s+(?:message|instructions)|context\s+window"
-        r"|unique\s+id|programming|creators?|underlying\s+model)\b",
+        r"|unique\s+id|programming|creators?|underlying\s+model)\b"
+        r"|\bprompts?\s+(?:that\s+)?you\s+(?:were|have\s+been|['’]ve\s+been)\s+given\b",
     ),
     (
         "addressed to an AI",

@@ -39,31 +39,38 @@ _READ_LANGUAGES = _words(
     "der die das und ist nicht ein eine mit für auf den dem sich"  # German
 )
 _PARAGRAPH = re.compile(r"\n\s*\n")
-MIN_WORDS = 12
+# Enough words to tell a language by; a source counts as English on longer paragraphs.
+MIN_WORDS = 7
+MIN_ENGLISH_WORDS = 12
 # Shares of a paragraph's words that are English function words.
 ENGLISH_SOURCE = 0.18
 FOREIGN = 0.05
+COMMON = 0.3
 
 
 def _share(words: list[str]) -> float:
     return sum(1 for word in words if word in _ENGLISH) / len(words)
 
 
-def unread_language(texts: Iterable[tuple[str, str]]) -> dict[str, str]:
+def unread_language(
+    texts: Iterable[tuple[str, str]], common: frozenset[str] = frozenset()
+) -> dict[str, str]:
     """Reasons per key for the texts holding a paragraph in a language the gates do not read.
 
-    `texts` are (key, text) pairs of one source. Each paragraph is measured on its own, in
-    canonical form: a claim can join several.
+    `texts` are (key, text) pairs of one source; `common`, when given, the commonest words of
+    English documents, which a foreign paragraph must mostly lack too. Each paragraph is
+    measured on its own, in canonical form: a claim can join several.
     """
     measured: list[tuple[str, list[str], float]] = []
     for key, text in texts:
-        for line in _PARAGRAPH.split(text):
+        for line in _PARAGRAPH.split(text.strip("\n")):
             if not _is_prose(line):
                 continue
             words = _WORD.findall(canonical(line))
             if len(words) >= MIN_WORDS:
                 measured.append((key, words, _share(words)))
-    if len(measured) < 2 or median(share for _, _, share in measured) < ENGLISH_SOURCE:
+    english = [share for _, words, share in measured if len(words) >= MIN_ENGLISH_WORDS]
+    if len(english) < 2 or median(english) < ENGLISH_SOURCE:
         return {}
     held: dict[str, str] = {}
     for key, words, share in measured:
@@ -72,6 +79,9 @@ def unread_language(texts: Iterable[tuple[str, str]]) -> dict[str, str]:
         if sum(1 for word in words if _LATIN.fullmatch(word)) < len(words) * 0.8:
             continue
         if sum(1 for word in words if word in _READ_LANGUAGES) >= 2:
+            continue
+        longer = [word for word in words if len(word) >= 3]
+        if common and sum(1 for word in longer if word in common) >= COMMON * len(longer):
             continue
         held[key] = (
             "written in a language the review cannot read, inside a source in English "
@@ -82,8 +92,10 @@ def unread_language(texts: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 def _is_prose(paragraph: str) -> bool:
     """Running sentences: not code, a table, a list of identifiers or a list of names."""
-    if paragraph.lstrip().startswith((">>>", "...", "$ ", "#", "-", "*", "=", "|", "..")):
-        return False
+    if paragraph.startswith(("  ", "\t")) or paragraph.lstrip().startswith(
+        (">>>", "...", "$ ", "#", "-", "*", "=", "|", "..")
+    ):
+        return False  # a literal block, a prompt, a heading, a list or a table
     tokens = [token.strip(".,;:!?'\"()“”‘’«»") for token in paragraph.split()]
     tokens = [token for token in tokens if token]
     if len(tokens) < MIN_WORDS:
