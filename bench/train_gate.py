@@ -53,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"corpora: {', '.join(f'{k} {v}' for k, v in detector.meta['corpora'].items())}")
     print(
         f"pieces: {training['hostile_pieces']:,} hostile, {training['benign_pieces']:,} benign; "
-        f"{training['features']:,} features kept; threshold {detector.threshold}"
+        f"{training['features']:,} features kept; trained threshold "
+        f"{detector.trained_threshold}, used {detector.threshold}"
     )
     print(
         f"held-back pieces: hostile recall {training['calibration_hostile_recall']:.3f}, "
