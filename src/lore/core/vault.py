@@ -18,7 +18,15 @@ from lore.config import CONFIG_TEMPLATE, LoreConfig, TrustLevel, load_config
 from lore.core.index import FileStat, NoteIndex, ReconcileReport
 from lore.core.links import link_key, link_targets, rewrite_links
 from lore.core.lock import VaultLock
-from lore.core.notes import Note, Source, new_note_id, parse_note, render_note, utc_now
+from lore.core.notes import (
+    Note,
+    Source,
+    new_note_id,
+    parse_note,
+    render_note,
+    split_front_matter,
+    utc_now,
+)
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_bytes, atomic_write_text
 from lore.errors import (
@@ -423,30 +431,89 @@ class Vault:
             if taken_by and taken_by != note.path:
                 raise NoteExists(f"a note titled {new_title!r} already exists: {taken_by}")
             old_title, old_path = note.title, note.path
-            linking = self.backlinks(old_title)
+            linking = [path for path in self.backlinks(old_title) if path != old_path]
             folder = self.resolve_inside(old_path).parent
             old_name = PurePosixPath(old_path).name
             name = unique_name(
                 slugify(new_title),
                 lambda name: name != old_name and (folder / name).exists(),
             )
+            result = RenameResult(note=note)
+            self._keep_in_trash(old_path)
+            note.body, self_links = rewrite_links(note.body, old_title, new_title)
             note.title = new_title
             note.path = self.relpath(folder / name)
             note.updated = utc_now()
             self._write(note)
+            if self_links:
+                result.relinked[note.path] = self_links
             if note.path != old_path:
                 self.resolve_inside(old_path).unlink(missing_ok=True)
                 self.index.remove(old_path)
-            result = RenameResult(note=note)
             for relpath in linking:
-                linker = note if relpath == old_path else self.read_note(relpath)
-                body, count = rewrite_links(linker.body, old_title, new_title)
-                if count and linker.writable:
-                    linker.body = body
-                    linker.updated = utc_now()
-                    self._write(linker)
-                    result.relinked[linker.path] = count
+                count = self._relink_file(relpath, old_title, new_title)
+                if count:
+                    result.relinked[relpath] = count
             return result
+
+    def _relink_file(self, relpath: str, old_title: str, new_title: str) -> int:
+        """Rewrite the links in one note's body in place, touching no other byte of the file.
+
+        The file keeps its own encoding (a Latin-1 note stays Latin-1), its front matter and
+        its comments; the original goes to trash/ first so the change can be undone.
+        """
+        path = self.resolve_inside(relpath)
+        try:
+            original = path.read_bytes()
+        except OSError as exc:
+            self.warnings.append(f"{relpath}: links not updated ({exc.strerror})")
+            return 0
+        encoding = "utf-8"
+        try:
+            text = original.decode(encoding)
+        except UnicodeDecodeError:
+            # Latin-1 maps every byte to one character, so unchanged bytes round-trip exactly.
+            encoding = "latin-1"
+            text = original.decode(encoding)
+        bom = "\ufeff" if text.startswith("\ufeff") else ""
+        _front, body, closed = split_front_matter(text[len(bom) :])
+        if not closed or parse_note(text[len(bom) :], relpath).problem_line is not None:
+            return 0
+        head = text[: len(text) - len(body)]
+        new_body, count = rewrite_links(body, old_title, new_title)
+        if not count:
+            return 0
+        try:
+            data = (head + new_body).encode(encoding)
+        except UnicodeEncodeError:
+            self.warnings.append(
+                f"{relpath}: links not updated ({new_title!r} cannot be written in {encoding})"
+            )
+            return 0
+        self._keep_in_trash(relpath, original)
+        atomic_write_bytes(path, data)
+        linker, _ = self.load_note(relpath)
+        if linker is not None:
+            info = path.stat()
+            self.index.upsert(linker, info.st_size, info.st_mtime_ns)
+        return count
+
+    def _keep_in_trash(self, relpath: str, original: bytes | None = None) -> Path:
+        """A copy of the file's bytes, exactly, in trash/: how a change or removal is undone."""
+        source = self.resolve_inside(relpath)
+        if original is None:
+            try:
+                original = source.read_bytes()
+            except OSError as exc:
+                raise VaultError(f"cannot read {relpath}: {exc.strerror}") from None
+        stamp = utc_now().replace(":", "").replace("-", "")
+        trash = self.layout.trash
+        name = unique_name(
+            f"{stamp}-{PurePosixPath(relpath).stem}", lambda name: (trash / name).exists()
+        )
+        tombstone = trash / name
+        atomic_write_bytes(tombstone, original)
+        return tombstone
 
     def remove_note(self, ref: str) -> RemoveResult:
         """Move a note to trash/ (a tombstone copy) and report the notes that linked to it."""
@@ -454,18 +521,7 @@ class Vault:
         with self.lock():
             note = self.find(ref)
             source = self.resolve_inside(note.path)
-            stamp = utc_now().replace(":", "").replace("-", "")
-            trash = self.layout.trash
-            name = unique_name(
-                f"{stamp}-{PurePosixPath(note.path).stem}", lambda name: (trash / name).exists()
-            )
-            tombstone = trash / name
-            try:
-                original = source.read_bytes()
-            except OSError as exc:
-                raise VaultError(f"cannot read {note.path}: {exc.strerror}") from None
-            # The user's bytes, exactly: a tombstone is how a removal is undone.
-            atomic_write_bytes(tombstone, original)
+            tombstone = self._keep_in_trash(note.path)
             linked_from = [path for path in self.backlinks(note.title) if path != note.path]
             source.unlink()
             self.index.remove(note.path)
