@@ -1,7 +1,14 @@
-"""Hardening: files Lore must not corrupt, hang on or leak, and commands that work on a bad disk."""
+"""Hardening: files Lore must not corrupt, hang on or leak; commands that work on a bad disk."""
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from lore.core.doctor import examine
+from lore.core.ingest import ingest
 from lore.core.links import link_targets, rewrite_links
 from lore.core.vault import Vault
 
@@ -57,3 +64,84 @@ def test_rename_trashes_the_renamed_notes_own_original(vault: Vault) -> None:
     original = (vault.root / note.path).read_bytes()
     vault.rename_note("Red Planet", "Mars")
     assert original in {path.read_bytes() for path in vault.layout.trash.iterdir()}
+
+
+# -- only regular files are read ---------------------------------------------------------------
+
+
+def _finishes(work: Callable[[], object], fifo: Path, seconds: float = 10.0) -> object:
+    """Run `work`; fail (and unblock it) if it hangs on the FIFO instead of refusing it."""
+    result: list[object] = []
+    thread = threading.Thread(target=lambda: result.append(work()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        thread.join(5)
+        raise AssertionError("hung on a FIFO")
+    return result[0]
+
+
+def test_ingest_refuses_a_fifo_given_directly_with_one_line(vault: Vault, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.md"
+    os.mkfifo(fifo)
+    report = _finishes(lambda: ingest(vault, [str(fifo)]), fifo)
+    (outcome,) = report.sources  # type: ignore[attr-defined]
+    assert outcome.outcome == "failed"
+    assert outcome.reasons == ["is a named pipe (FIFO), not a regular file; only files are read"]
+
+
+def test_ingest_skips_a_fifo_in_a_folder_and_reads_the_rest(vault: Vault, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "mars.md").write_text("# Mars\n\nMars has two small moons, Phobos and Deimos.\n")
+    fifo = folder / "pipe.md"
+    os.mkfifo(fifo)
+    for recursive in (False, True):
+        report = _finishes(lambda r=recursive: ingest(vault, [str(folder)], recursive=r), fifo)
+        outcomes = {Path(o.target).name: o for o in report.sources}  # type: ignore[attr-defined]
+        assert outcomes["pipe.md"].outcome == "failed"
+        assert "FIFO" in outcomes["pipe.md"].reasons[0]
+        assert outcomes["mars.md"].outcome != "failed"
+
+
+def test_a_fifo_in_notes_is_never_read(vault: Vault, tmp_path: Path) -> None:
+    fifo = vault.layout.notes / "pipe.md"
+    os.mkfifo(fifo)
+    note, reason = _finishes(lambda: vault.load_note("notes/pipe.md"), fifo)  # type: ignore[misc]
+    assert note is None and "regular file" in reason
+
+
+def test_a_symlink_to_outside_the_vault_is_refused_and_reported(
+    vault: Vault, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Secret\n\nxylophonic credentials live here.\n")
+    (vault.layout.notes / "innocent.md").symlink_to(secret)
+    vault.create_note("Visible", "an ordinary xylophonic note")
+    assert [hit.path for hit in vault.index.search("credentials")] == []
+    assert vault.load_note("notes/innocent.md")[0] is None
+    refusals = [w for w in vault.warnings if "innocent.md" in w]
+    assert refusals == [
+        "refused notes/innocent.md: a symlink to somewhere outside the vault (not read)"
+    ]
+    report = examine(vault)
+    assert [(f.kind, f.path) for f in report.findings if f.kind == "symlink"] == [
+        ("symlink", "notes/innocent.md")
+    ]
+    assert not report.ok
+
+
+def test_a_symlink_inside_the_vault_is_still_a_note(vault: Vault) -> None:
+    target = vault.root / "elsewhere.md"
+    target.write_text("# Linked\n\nharmonium text\n")
+    (vault.layout.notes / "linked.md").symlink_to(target)
+    assert [hit.path for hit in vault.index.search("harmonium")] == ["notes/linked.md"]
+
+
+def test_doctor_reports_symlink_loops(vault: Vault) -> None:
+    (vault.layout.notes / "loop.md").symlink_to(vault.layout.notes / "loop.md")
+    (vault.layout.notes / "again").symlink_to(vault.layout.notes)
+    found = {f.path: f.message for f in examine(vault).findings if f.kind == "symlink"}
+    assert set(found) == {"notes/loop.md", "notes/again"}
+    assert all("loop" in message for message in found.values())

@@ -31,7 +31,8 @@ class DoctorReport:
     @property
     def ok(self) -> bool:
         return not any(
-            f.kind in {"front-matter", "index", "history", "memory"} for f in self.findings
+            f.kind in {"front-matter", "index", "history", "memory", "symlink", "trust-rules"}
+            for f in self.findings
         )
 
 
@@ -45,6 +46,8 @@ def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
             f"index caught up with the disk: {len(reconcile.added)} added, "
             f"{len(reconcile.changed)} changed, {len(reconcile.removed)} removed"
         )
+    for relpath, refusal in sorted(vault.refused_files.items()):
+        report.findings.append(Finding("symlink", relpath, refusal))
     indexed = {doc["path"] for doc in index.all_documents()}
     skipped = index.skipped_files()
     titles: dict[str, str] = {}

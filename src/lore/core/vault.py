@@ -7,7 +7,9 @@ the lock) lives under `.lore/`.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -146,6 +148,8 @@ class Vault:
         self.layout = VaultLayout(root)
         self.config = config
         self.warnings: list[str] = []
+        # Files under notes/ that were found but refused, with why: for `lore doctor`.
+        self.refused_files: dict[str, str] = {}
         self._lock = VaultLock(self.layout.lock)
         self._index: NoteIndex | None = None
         self._index_opening = threading.Lock()
@@ -196,6 +200,7 @@ class Vault:
     def scan_note_files(self) -> list[FileStat]:
         """Every Markdown file under notes/ with its size and mtime, hidden folders skipped."""
         found: list[FileStat] = []
+        self.refused_files = {}
         notes_dir = self.layout.notes
         if not notes_dir.is_dir():
             return found
@@ -215,6 +220,8 @@ class Vault:
                     try:
                         if entry.is_dir(follow_symlinks=False):
                             stack.append(entry.path)
+                        elif entry.is_symlink() and not self._safe_link(entry.path):
+                            continue
                         elif entry.name.endswith(NOTE_SUFFIXES) and entry.is_file():
                             info = entry.stat()
                             relpath = entry.path[prefix_len:].replace(os.sep, "/")
@@ -224,14 +231,55 @@ class Vault:
         found.sort()
         return found
 
+    def _safe_link(self, path: str) -> bool:
+        """Whether a symlink under notes/ may be read: it must end inside the vault.
+
+        A cloned vault could otherwise carry a link to ~/.ssh/id_rsa into the index and
+        into a prompt sent to a remote provider. Refusals are kept for `lore doctor`.
+        """
+        relpath = path[len(str(self.root)) + 1 :].replace(os.sep, "/")
+        reason = self._link_problem(Path(path))
+        if reason is None:
+            return True
+        if relpath not in self.refused_files:
+            self.refused_files[relpath] = reason
+            if relpath.endswith(NOTE_SUFFIXES) or "loop" in reason:
+                self.warnings.append(f"refused {relpath}: {reason}")
+        return False
+
+    def _link_problem(self, path: Path) -> str | None:
+        try:
+            os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return "a symlink loop"
+            return None  # a dangling link is simply not a note
+        real = Path(os.path.realpath(path))
+        if not real.is_relative_to(self.root):
+            return "a symlink to somewhere outside the vault (not read)"
+        if path.parent.resolve().is_relative_to(real):
+            return "a symlink loop (it links to a folder that holds it)"
+        return None
+
     def load_note(self, relpath: str) -> tuple[Note | None, str | None]:
         """Read one note; (None, reason) for a file that must be skipped (binary, huge, gone)."""
         path = self.root / relpath
         try:
-            size = path.stat().st_size
-            if size > self.config.vault.max_note_bytes:
+            # notes/ is scanned without following linked folders, so only the file itself
+            # can be a link; one lstat tells.
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                problem = self._link_problem(path)
+                if problem:
+                    return None, problem
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                return None, "not a regular file (a pipe or device is never read)"
+            if info.st_size > self.config.vault.max_note_bytes:
                 return None, f"larger than {self.config.vault.max_note_bytes:,} bytes"
-            with open(path, "rb") as handle:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            with open(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None, "not a regular file (a pipe or device is never read)"
                 data = handle.read()
         except OSError as exc:
             return None, f"cannot be read ({exc.strerror})"

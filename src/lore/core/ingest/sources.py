@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import urllib.parse
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -106,12 +107,36 @@ def _decode(data: bytes, what: str, encoding: str = "utf-8") -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def describe_file_kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _not_regular(mode: int) -> SourceError:
+    return SourceError(f"is {describe_file_kind(mode)}, not a regular file; only files are read")
+
+
 def read_file(path: Path, settings: IngestSettings) -> SourceDocument:
     try:
-        size = path.stat().st_size
-        if size > settings.max_source_bytes:
-            raise SourceError(f"larger than {settings.max_source_bytes:,} bytes ({size:,})")
-        with open(path, "rb") as handle:
+        # A FIFO or a device would block the read for ever while the vault lock is held:
+        # look before opening, and open without blocking in case it was swapped meanwhile.
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(info.st_mode)
+        if info.st_size > settings.max_source_bytes:
+            raise SourceError(f"larger than {settings.max_source_bytes:,} bytes ({info.st_size:,})")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as handle:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
+                raise _not_regular(opened.st_mode)
             data = handle.read(settings.max_source_bytes + 1)
     except FileNotFoundError:
         raise SourceError("no such file (it may have been moved or deleted)") from None
@@ -466,8 +491,9 @@ def walk(folder: Path, recursive: bool) -> list[Path]:
                     found.append(Path(root) / name)
     else:
         for entry in sorted(folder.iterdir()):
+            # Anything but a folder is listed, so a pipe or device gets its one-line refusal.
             if (
-                entry.is_file()
+                not entry.is_dir()
                 and not entry.name.startswith(".")
                 and entry.suffix.lower() in SUFFIX_FORMATS
             ):
