@@ -326,3 +326,14 @@ def test_a_paragraph_in_a_language_the_rules_read_is_judged_by_them_not_held_unr
         vault, document(french), uri="paste:fr", title="Chorale", trust="semi-trusted"
     )
     assert report.sources[0].held == 0, report.sources[0].reasons
+
+
+def test_the_rules_anchors_never_hide_a_match() -> None:
+    from lore.core.gates.canonical import views
+    from lore.core.gates.intent import find_intents
+
+    texts = [*HOSTILE_REQUESTS, *HUMAN_MANUAL.splitlines(), SWAHILI_REQUEST]
+    for text in texts:
+        for view in views(text):
+            screened = [finding.label for finding in find_intents(view.text)]
+            assert screened == [f.label for f in find_intents(view.text, screened=False)], text

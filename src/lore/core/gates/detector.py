@@ -30,6 +30,7 @@ from lore.errors import LoreError
 FORMAT = "lore-injection-detector/1"
 MODEL_PATH = Path(__file__).with_name("injection_model.json.gz")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
+_ALPHA_WORD = re.compile(r"\b[^\W\d_]\w*")
 MASK = "\u2022"
 # A passage longer than this is judged in windows: an attack hidden in a long document
 # should not be diluted by the document around it.
@@ -160,7 +161,7 @@ class InjectionDetector:
                 key=lambda finding: finding.score,
                 default=None,
             )
-        if len(form) < MIN_CHARS or not self.knows(form) or not self.addresses_ai(form):
+        if len(form) < MIN_CHARS or not self.addresses_ai(form) or not self.knows(form):
             return None
         grams = features(form, self.vocabulary)
         score = _sigmoid(self._logit(grams))
@@ -170,8 +171,8 @@ class InjectionDetector:
 
     def knows(self, form: str) -> bool:
         """Whether enough of the words of `form` are ones the model was trained to read."""
-        words = [token for token in tokens(form) if token[0].isalpha()]
-        known = sum(1 for word in words if word in self.vocabulary)
+        words = _ALPHA_WORD.findall(form)
+        known = sum(map(self.vocabulary.__contains__, words))
         return len(words) >= 8 and known >= MIN_KNOWN_WORDS * len(words)
 
     @staticmethod

@@ -399,20 +399,166 @@ _OTHER_LANGUAGES: list[tuple[str, str]] = [
     ),
 ]
 
-_COMPILED = [
-    (label, re.compile(pattern, re.MULTILINE)) for label, pattern in _RULES + _OTHER_LANGUAGES
+
+# For each rule above, in order: words one of which every match contains. Checking them
+# is a few substring searches; running every rule over every claim was most of the cost
+# of ingesting a large manual. CJK stands for any Chinese or Japanese character.
+CJK = "\x00cjk"
+_ANCHORS: list[tuple[str, ...]] = [
+    ("note", "messag", "instruct", "reminder", "request", "memo", "directive", "notice", "warning"),
+    (
+        "note",
+        "messag",
+        "instruct",
+        "overrid",
+        "prompt",
+        "notice",
+        "alert",
+        "updat",
+        "command",
+        "directive",
+    ),
+    ("system", "assistant", "[inst]", "[admin]"),
+    ("dear", "hey", "hi", "hello", "attn", "attention", "psst"),
+    ("you are", "you're", "you’re"),
+    (
+        "reading",
+        "processing",
+        "summari",
+        "parsing",
+        "analy",
+        "viewing",
+        "indexing",
+        "ingesting",
+        "reviewing",
+    ),
+    ("the user",),
+    ("system", "assistant", "admin", "developer", "operator", "root"),
+    ("your", "you were", "you have been", "you've been", "you’ve been"),
+    ("gpt", "chatbot", "language model", "llm", "ai assistant", "ai model"),
+    ("task", "if you"),
+    ("without", "for confirmation", "for permission", "for approval"),
+    ("money", "funds", "$", "€", "£", "usd", "eur", "gbp", "dollar", "transaction", "payment"),
+    ("you are",),
+    ("you are",),
+    (" me",),
+    ("regardless", "no matter what", "instructions", "directives"),
+    ("been given", "been assigned", "been tasked"),
+    ("you to", "simulat", "the role", "the persona", "the identity"),
+    ("prompt",),
+    ('with "', "with “", "with '"),
+    (
+        "apologi",
+        "refus",
+        "warning",
+        "disclaimer",
+        "say the word",
+        "moraliz",
+        "lectur",
+        "break character",
+    ),
+    (
+        "you answer",
+        "you respond",
+        "you reply",
+        "you summari",
+        "you generate",
+        "you write",
+        "answering the user",
+        "responding to the user",
+        "replying to the user",
+    ),
+    ("repl", "respon", "answer", "output", "summar", "completion", "messag", "result", "next turn"),
+    ("repl", "respon", "answer", "output", "summar", "completion", "messag", "result", "next turn"),
+    ("verbatim", "exactly", "as it is", "word for word", "in full"),
+    (
+        "decoded",
+        "hidden",
+        "embedded",
+        "encoded",
+        "secret",
+        "real",
+        "true",
+        "invisible",
+        "concealed",
+    ),
+    ("decod", "decrypt", "deobfusc", "unscrambl", "translat", "revers"),
+    ("_",),
+    ("tool", "function", "plugin", "api", "action"),
+    ("@", "http", "www."),
+    ("collect", "gather", "extract", "harvest", "grab", "dump", "compile"),
+    ("raw", "full", "entire", "complete", "whole"),
+    (
+        "ignor",
+        "disregard",
+        "forget",
+        "overrid",
+        "bypass",
+        "skip",
+        "drop",
+        "abandon",
+        "discard",
+        "dismiss",
+    ),
+    ("from now on", "from this point on", "from this moment on"),
+    ("no ",),
+    ("comply", "obey", "answer", "respond", "fulfil", "agree"),
+    ("your new", "your real", "your true", "your only", "your actual", "your updated"),
+    ("you are no longer", "you are not"),
+    (
+        "unrestrict",
+        "unfilter",
+        "uncensor",
+        "jailbr",
+        "evil",
+        "amoral",
+        "unethical",
+        "rogue",
+        "unbound",
+    ),
+    ("mode",),
+    ("ignor", "disregard", "forget", "overrid", "bypass", "discard"),
+    ("unfilter", "unrestrict", "uncensor", "unhing", "liberat", "rebel", "jailbr", "amoral"),
+    ("http",),
+    ("replac", "substitut", "fill in", "swap", "encod"),
+    (
+        "note",
+        "messag",
+        "instruction",
+        "nota",
+        "mensaje",
+        "mensagem",
+        "notiz",
+        "nachricht",
+        "hinweis",
+    ),
+    (CJK,),
+    ("tout", "todo", "tudo", "alles", "tutto"),
+    (CJK,),
+    (
+        "désormais",
+        "dorénavant",
+        "partir de",
+        "de ahora",
+        "de agora",
+        "ab jetzt",
+        "ab sofort",
+        "ab nun",
+        "da ora",
+        "d'ora",
+        "d’ora",
+    ),
+    (CJK,),
+    ("réponse", "respuesta", "resposta", "antwort", "risposta"),
+    (CJK,),
+    ("@", "http"),
+    (CJK,),
 ]
-# Cheap screen: every rule above needs one of these words or characters.
-_SCREEN = re.compile(
-    r"you|your|user|ai\b|bot|assistant|model|llm|agent|gpt|system|admin|developer|operator|note|"
-    r"message|reply|response|answer|summar|output|print|send|mail|post|upload|forward|call|invoke|"
-    r"_|simulat|role|persona|identity|prompt|start|begin|apolog|refus|disclaim|warning|lectur|moraliz|"
-    r"character|_|task|without|me\b|regardless|matter|instruction|directive|operating|running|working|functioning|acting||wait|money|fund|\$|€|£|transfer|wire|pay|mode|unfilter|unrestrict|uncensor|"
-    r"unhing|liberat|rebel|jailbr|amoral|gpt|ignore|disregard|decod|decrypt|hidden|embedded|encoded|secret|follow|obey|execute|carry|forget|override|bypass|from\s+now|http|replace|substitute|collect|gather|"
-    r"dump|reveal|mode|act|behave|réponse|respuesta|resposta|antwort|risposta|envo|enví|envi|sende|"
-    r"schick|invia|manda|tout|todo|tudo|alles|tutto|désormais|partir|jetzt|sofort|ora|inclu|ajout|"
-    r"añad|füge|aggiung|[\u3040-\u30ff\u4e00-\u9fff]"
-)
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_COMPILED = [
+    (label, anchor, re.compile(pattern, re.MULTILINE))
+    for (label, pattern), anchor in zip(_RULES + _OTHER_LANGUAGES, _ANCHORS, strict=True)
+]
 
 
 _QUOTED = re.compile(
@@ -451,13 +597,17 @@ class IntentFinding:
         return f"{self.label}: {self.seen!r}"
 
 
-def find_intents(form: str) -> list[IntentFinding]:
-    """Every intent found in canonical text `form`, at most one per kind, in text order."""
-    if not _SCREEN.search(form):
-        return []
+def find_intents(form: str, *, screened: bool = True) -> list[IntentFinding]:
+    """Every intent found in canonical text `form`, at most one per kind, in text order.
+
+    `screened=False` runs every rule whatever its anchors, to check them.
+    """
+    cjk = _CJK.search(form) is not None
     found: dict[str, IntentFinding] = {}
-    for label, pattern in _COMPILED:
+    for label, anchors, pattern in _COMPILED:
         if label in found:
+            continue
+        if screened and not any((anchor in form) if anchor != CJK else cjk for anchor in anchors):
             continue
         for match in pattern.finditer(form):
             if quoted_mention(form, *match.span()):
