@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
+import pytest
+
+from lore.config import IngestSettings
 from lore.core.doctor import examine
 from lore.core.ingest import ingest
+from lore.core.ingest.sources import SourceError, read_url
 from lore.core.links import link_targets, rewrite_links
 from lore.core.vault import Vault
 
@@ -145,3 +152,67 @@ def test_doctor_reports_symlink_loops(vault: Vault) -> None:
     found = {f.path: f.message for f in examine(vault).findings if f.kind == "symlink"}
     assert set(found) == {"notes/loop.md", "notes/again"}
     assert all("loop" in message for message in found.values())
+
+
+# -- URL fetches: one deadline, no private addresses ----------------------------------------------
+
+
+class _DripHandler(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.end_headers()
+        try:
+            for _ in range(100):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.1)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+@pytest.fixture
+def drip_server() -> Iterator[str]:
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _DripHandler)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_a_slow_drip_is_cut_off_at_the_overall_deadline(drip_server: str) -> None:
+    settings = IngestSettings(url_timeout_s=0.8, allow_private_urls=True)
+    started = time.monotonic()
+    with pytest.raises(SourceError, match=r"timed out after 0\.8s"):
+        read_url(f"{drip_server}/drip", settings)
+    assert time.monotonic() - started < 1.5
+
+
+def test_loopback_urls_are_refused_unless_allowed(drip_server: str) -> None:
+    with pytest.raises(SourceError, match=r"127\.0\.0\.1 is a loopback.*allow_private_urls"):
+        read_url(f"{drip_server}/x", IngestSettings())
+
+
+def _redirecting_to(target: str) -> httpx.MockTransport:
+    def handle(request: httpx.Request) -> httpx.Response:
+        if request.url.host == "93.184.216.34":
+            return httpx.Response(302, headers={"Location": target})
+        return httpx.Response(200, headers={"Content-Type": "text/plain"}, text="inside")
+
+    return httpx.MockTransport(handle)
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["http://127.0.0.1/admin", "http://169.254.169.254/meta", "http://10.0.0.7/", "http://[::1]/"],
+)
+def test_redirects_to_private_addresses_are_refused(target: str) -> None:
+    with pytest.raises(SourceError, match=r"refused a redirect: .* private address"):
+        read_url("http://93.184.216.34/page", IngestSettings(), transport=_redirecting_to(target))
+    allowed = IngestSettings(allow_private_urls=True)
+    document = read_url("http://93.184.216.34/page", allowed, transport=_redirecting_to(target))
+    assert document.text.strip() == "inside"

@@ -181,7 +181,7 @@ def server() -> Iterator[str]:
 
 
 def test_url_is_read_as_html(server: str) -> None:
-    document = read_url(f"{server}/page", IngestSettings())
+    document = read_url(f"{server}/page", IngestSettings(allow_private_urls=True))
     assert document.title == "Page"
     assert "Saturn has rings." in document.text
 
@@ -197,7 +197,9 @@ def test_url_is_read_as_html(server: str) -> None:
     ],
 )
 def test_bad_urls_fail_with_one_clear_reason(server: str, path: str, reason: str) -> None:
-    settings = IngestSettings(url_timeout_s=0.5, url_max_redirects=3, url_max_bytes=1_000_000)
+    settings = IngestSettings(
+        url_timeout_s=0.5, url_max_redirects=3, url_max_bytes=1_000_000, allow_private_urls=True
+    )
     with pytest.raises(SourceError, match=reason):
         read_url(f"{server}{path}", settings)
 
@@ -206,6 +208,7 @@ def test_a_batch_of_urls_reports_each_failure_and_admits_the_good_page(
     vault: Vault, server: str
 ) -> None:
     vault.config.ingest.url_timeout_s = 0.5
+    vault.config.ingest.allow_private_urls = True  # the test server is on 127.0.0.1
     report = ingest(vault, [f"{server}/error", f"{server}/slow", f"{server}/page"])
     assert [source.outcome for source in report.sources] == ["failed", "failed", "admitted"]
     assert vault.index.search("rings")

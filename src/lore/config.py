@@ -44,6 +44,9 @@ class IngestSettings(StrictModel):
     url_timeout_s: float = Field(default=20.0, gt=0)
     url_max_bytes: int = Field(default=10_000_000, gt=0)
     url_max_redirects: int = Field(default=5, ge=0)
+    # Fetching loopback, link-local or private addresses (the first request or a redirect)
+    # would let a page reach services on this machine or its network; off unless asked for.
+    allow_private_urls: bool = False
     extract_retries: int = Field(default=2, ge=0, le=10)
     # Longer paragraphs become several claims, split on sentence boundaries.
     max_claim_chars: int = Field(default=1000, ge=100)
@@ -85,7 +88,8 @@ class AskSettings(StrictModel):
     recent_turns_tokens: int = Field(default=800, ge=0)
     evidence_tokens: int = Field(default=2400, ge=0)
     reply_tokens: int = Field(default=800, ge=0)
-    top_k: int = Field(default=8, gt=0, le=100)
+    # How many notes retrieval hands the pack; their best passages compete for the evidence.
+    top_k: int = Field(default=60, gt=0, le=200)
     max_question_chars: int = Field(default=16_000, gt=0)
 
 
@@ -177,9 +181,12 @@ ingest:
   # Long sources are split on heading, paragraph and sentence boundaries near this size.
   chunk_chars: 3000
   max_source_bytes: 25000000
+  # The whole fetch of a URL, however slowly the server sends, ends within this time.
   url_timeout_s: 20.0
   url_max_bytes: 10000000
   url_max_redirects: 5
+  # Fetch loopback, link-local and private addresses (127.0.0.1, 10.x, 192.168.x, ...).
+  allow_private_urls: false
   # With a model: retries per chunk before the chunk is held instead of extracted.
   extract_retries: 2
   # Longer paragraphs become several claims, split between sentences.
@@ -223,7 +230,8 @@ ask:
   memory_tokens: 600
   recent_turns_tokens: 800
   evidence_tokens: 2400
-  top_k: 8
+  # Notes retrieved per question; the best passages among them fill the evidence section.
+  top_k: 60
 
 history:
   # Older turns are compacted into memory once the live history passes this size.

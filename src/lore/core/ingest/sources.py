@@ -7,9 +7,13 @@ Every way a source can be unusable becomes a `SourceError` with one line saying 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import os
 import re
+import socket
 import stat
+import threading
+import time
 import urllib.parse
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -160,7 +164,74 @@ def read_file(path: Path, settings: IngestSettings) -> SourceDocument:
 def read_url(
     url: str, settings: IngestSettings, transport: httpx.BaseTransport | None = None
 ) -> SourceDocument:
+    """Fetch `url` within `settings.url_timeout_s` in all, however slowly the server sends.
+
+    Per-read timeouts alone let a server that drips a byte a second hold an ingest for ever,
+    so the fetch runs in a worker and is abandoned at the deadline.
+    """
+    outcome: list[SourceDocument | BaseException] = []
+    deadline = time.monotonic() + settings.url_timeout_s
+
+    def fetch() -> None:
+        try:
+            outcome.append(_fetch_url(url, settings, transport, deadline))
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            outcome.append(exc)
+
+    worker = threading.Thread(target=fetch, name="lore-url-fetch", daemon=True)
+    worker.start()
+    worker.join(settings.url_timeout_s + 0.05)
+    if not outcome:
+        raise SourceError(f"timed out after {settings.url_timeout_s:g}s")
+    result = outcome[0]
+    if isinstance(result, BaseException):
+        raise result
+    return result
+
+
+def _refused_address(host: str, allow_private: bool) -> str | None:
+    """Why `host` may not be fetched, or None: a loopback, link-local or private address."""
+    if allow_private or not host:
+        return None
+    try:
+        addresses = [ipaddress.ip_address(host.strip("[]"))]
+    except ValueError:
+        try:
+            infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
+        except (OSError, UnicodeError):
+            return None  # the fetch itself reports a name that does not resolve
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+    for address in addresses:
+        mapped = getattr(address, "ipv4_mapped", None)
+        checked = mapped or address
+        if not checked.is_global or checked.is_multicast:
+            return (
+                f"{host} is a loopback, link-local or private address ({checked}); "
+                "set ingest.allow_private_urls: true in lore.yaml to fetch it"
+            )
+    return None
+
+
+def _fetch_url(
+    url: str, settings: IngestSettings, transport: httpx.BaseTransport | None, deadline: float
+) -> SourceDocument:
     timeout = httpx.Timeout(settings.url_timeout_s, connect=min(settings.url_timeout_s, 10.0))
+
+    def check_request(request: httpx.Request) -> None:
+        reason = _refused_address(request.url.host, settings.allow_private_urls)
+        if reason:
+            redirected = str(request.url) != url
+            raise SourceError(f"refused {'a redirect: ' if redirected else ''}{reason}")
+
+    def check_peer(response: httpx.Response) -> None:
+        # The name may resolve differently for the connection than for the check above.
+        stream = response.extensions.get("network_stream")
+        peer = stream.get_extra_info("server_addr") if stream is not None else None
+        if isinstance(peer, tuple) and peer:
+            reason = _refused_address(str(peer[0]), settings.allow_private_urls)
+            if reason:
+                raise SourceError(f"refused: {reason}")
+
     try:
         with (
             httpx.Client(
@@ -169,6 +240,7 @@ def read_url(
                 timeout=timeout,
                 transport=transport,
                 headers={"User-Agent": "lore-ingest"},
+                event_hooks={"request": [check_request], "response": [check_peer]},
             ) as client,
             client.stream("GET", url) as response,
         ):
@@ -186,6 +258,8 @@ def read_url(
             chunks: list[bytes] = []
             received = 0
             for chunk in response.iter_bytes():
+                if time.monotonic() > deadline:
+                    raise SourceError(f"timed out after {settings.url_timeout_s:g}s")
                 received += len(chunk)
                 if received > settings.url_max_bytes:
                     raise SourceError(f"larger than {settings.url_max_bytes:,} bytes")
