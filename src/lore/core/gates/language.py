@@ -39,8 +39,9 @@ _READ_LANGUAGES = _words(
     "der die das und ist nicht ein eine mit für auf den dem sich"  # German
 )
 _PARAGRAPH = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
 # Enough words to tell a language by; a source counts as English on longer paragraphs.
-MIN_WORDS = 7
+MIN_WORDS = 9
 MIN_ENGLISH_WORDS = 12
 # Shares of a paragraph's words that are English function words.
 ENGLISH_SOURCE = 0.18
@@ -63,12 +64,16 @@ def unread_language(
     """
     measured: list[tuple[str, list[str], float]] = []
     for key, text in texts:
-        for line in _PARAGRAPH.split(text.strip("\n")):
-            if not _is_prose(line):
+        for paragraph in _PARAGRAPH.split(text.strip("\n")):
+            if not _is_running_text(paragraph):
                 continue
-            words = _WORD.findall(canonical(line))
-            if len(words) >= MIN_WORDS:
-                measured.append((key, words, _share(words)))
+            # Sentence by sentence: a translated instruction often ends in code or a link.
+            for sentence in _SENTENCE_END.split(paragraph):
+                if not _is_prose(sentence):
+                    continue
+                words = _WORD.findall(canonical(sentence))
+                if len(words) >= MIN_WORDS:
+                    measured.append((key, words, _share(words)))
     english = [share for _, words, share in measured if len(words) >= MIN_ENGLISH_WORDS]
     if len(english) < 2 or median(english) < ENGLISH_SOURCE:
         return {}
@@ -90,13 +95,19 @@ def unread_language(
     return held
 
 
-def _is_prose(paragraph: str) -> bool:
-    """Running sentences: not code, a table, a list of identifiers or a list of names."""
-    if paragraph.startswith(("  ", "\t")) or paragraph.lstrip().startswith(
-        (">>>", "...", "$ ", "#", "-", "*", "=", "|", "..")
-    ):
-        return False  # a literal block, a prompt, a heading, a list or a table
-    tokens = [token.strip(".,;:!?'\"()“”‘’«»") for token in paragraph.split()]
+def _is_running_text(paragraph: str) -> bool:
+    """Lines of sentences: not a literal block, a prompt, a heading, a list or a table."""
+    lines = [line for line in paragraph.split("\n") if line.strip()]
+    if not lines or any(line.startswith(("  ", "\t")) for line in lines):
+        return False
+    if paragraph.lstrip().startswith((">>>", "...", "$ ", "#", "-", "*", "=", "|", "..")):
+        return False
+    return sum(len(line.split()) for line in lines) >= 5 * len(lines)
+
+
+def _is_prose(sentence: str) -> bool:
+    """Words, mostly lower case: not code, identifiers or a list of names."""
+    tokens = [token.strip(".,;:!?'\"()“”‘’«»") for token in sentence.split()]
     tokens = [token for token in tokens if token]
     if len(tokens) < MIN_WORDS:
         return False
