@@ -337,3 +337,14 @@ def test_the_rules_anchors_never_hide_a_match() -> None:
         for view in views(text):
             screened = [finding.label for finding in find_intents(view.text)]
             assert screened == [f.label for f in find_intents(view.text, screened=False)], text
+
+
+def test_held_claims_are_listed_grouped_by_source(vault: Vault) -> None:
+    planted = HOSTILE_REQUESTS[1]
+    ingest_text(vault, document(planted), uri="paste:a", title="A", trust="semi-trusted")
+    ingest_text(vault, document(planted), uri="paste:b", title="B", trust="semi-trusted")
+    changed = document(planted).replace("March", "April")
+    ingest_text(vault, changed, uri="paste:a", title="A", trust="semi-trusted")
+    order = [claim.source_uri for claim in Quarantine(vault).list()]
+    first_b = order.index("paste:b")
+    assert set(order[:first_b]) == {"paste:a"} and set(order[first_b:]) == {"paste:b"}
