@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -12,7 +14,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from lore.cli import main
 from lore.config import IngestSettings
+from lore.core import storage
 from lore.core.doctor import examine
 from lore.core.ingest import ingest
 from lore.core.ingest.sources import SourceError, read_url
@@ -216,3 +220,129 @@ def test_redirects_to_private_addresses_are_refused(target: str) -> None:
     allowed = IngestSettings(allow_private_urls=True)
     document = read_url("http://93.184.216.34/page", allowed, transport=_redirecting_to(target))
     assert document.text.strip() == "inside"
+
+
+# -- a full or read-only disk -------------------------------------------------------------------
+
+
+class _Refusing:
+    """A module whose named functions fail with `code`; everything else is the real thing."""
+
+    def __init__(self, module: object, names: set[str], code: int) -> None:
+        self._module, self._names, self._code = module, names, code
+
+    def __getattr__(self, name: str) -> object:
+        if name in self._names:
+
+            def refuse(*args: object, **kwargs: object) -> None:
+                raise OSError(self._code, os.strerror(self._code))
+
+            return refuse
+        return getattr(self._module, name)
+
+
+def _disk_refuses_writes(monkeypatch: pytest.MonkeyPatch, code: int = errno.ENOSPC) -> None:
+    """Every write Lore or the index makes fails as on a full (or read-only) disk."""
+    import tempfile
+
+    from whoosh.filedb.filestore import FileStorage
+
+    monkeypatch.setattr(storage, "tempfile", _Refusing(tempfile, {"mkstemp"}, code))
+    monkeypatch.setattr(storage, "os", _Refusing(os, {"open"}, code))
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(FileStorage, "create_file", refuse)
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("index_state", ["stale", "missing"])
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+def test_read_only_commands_work_when_the_disk_takes_no_writes(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    vault: Vault,
+    index_state: str,
+    code: int,
+) -> None:
+    vault.create_note("Titan", "Titan has lakes of methane.")
+    vault.create_note("Enceladus", "Enceladus sprays water from its south pole.")
+    vault.close()
+    # A note edited outside Lore: opening the index now wants to write.
+    (vault.layout.notes / "rhea.md").write_text("# Rhea\n\nRhea is icy.\n")
+    if index_state == "missing":
+        shutil.rmtree(vault.layout.state)
+        vault.layout.state.mkdir()
+    _disk_refuses_writes(monkeypatch, code)
+    root = str(vault.root)
+    code_, out, err = _cli(capsys, "--vault", root, "search", "methane")
+    assert code_ == 0 and "Titan" in out, err
+    assert "internal error" not in err and len(err.strip().splitlines()) <= 1
+    for argv in (["notes", "list"], ["context", "what has lakes?"]):
+        code_, out, err = _cli(capsys, "--vault", root, *argv)
+        assert code_ == 0, (argv, err)
+        assert "internal error" not in err and len(err.strip().splitlines()) <= 1
+    code_, out, err = _cli(capsys, "--vault", root, "doctor")
+    assert "internal error" not in err and "Traceback" not in err
+    assert code_ in (0, 1)
+
+
+def test_a_failed_ingest_write_leaves_no_note_and_says_what_failed(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    vault: Vault,
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "mars.md"
+    source.write_text("# Mars\n\nMars has two small moons, Phobos and Deimos.\n")
+    vault.create_note("Venus", "Venus is hot.")  # the index is up to date on disk
+    before = sorted(
+        p.relative_to(vault.root)
+        for p in vault.root.rglob("*")
+        if p.is_file() and ".lore" not in p.parts
+    )
+    vault.close()
+    _disk_refuses_writes(monkeypatch)
+    code, _, err = _cli(capsys, "--vault", str(vault.root), "ingest", str(source))
+    assert code == 1
+    assert "internal error" not in err
+    assert "No space left on device" in err and len(err.strip().splitlines()) == 1
+    after = sorted(
+        p.relative_to(vault.root)
+        for p in vault.root.rglob("*")
+        if p.is_file() and ".lore" not in p.parts
+    )
+    assert after == before
+
+
+def test_an_index_that_cannot_be_written_does_not_fail_a_finished_ingest(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    vault: Vault,
+    tmp_path: Path,
+) -> None:
+    from whoosh.filedb.filestore import FileStorage
+
+    source = tmp_path / "mars.md"
+    source.write_text("# Mars\n\nMars has two small moons, Phobos and Deimos.\n")
+    vault.create_note("Venus", "Venus is hot.")
+    vault.close()
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    with monkeypatch.context() as full:
+        # The notes fit; the index segment, written after them, does not.
+        full.setattr(FileStorage, "create_file", refuse)
+        code, _, err = _cli(capsys, "--vault", str(vault.root), "ingest", str(source))
+    assert code == 0, err
+    assert "internal error" not in err and len(err.strip().splitlines()) == 1
+    assert "No space left on device" in err
+    code, out, _ = _cli(capsys, "--vault", str(vault.root), "search", "Phobos")
+    assert code == 0 and "Mars" in out

@@ -20,6 +20,7 @@ from whoosh import index as whoosh_index
 from whoosh import qparser
 from whoosh.columns import VarBytesColumn
 from whoosh.fields import COLUMN, ID, KEYWORD, STORED, TEXT, Schema
+from whoosh.filedb.filestore import RamStorage
 from whoosh.query import And, NullQuery, Query, Term
 
 from lore.core.index_manifest import Manifest, Signature
@@ -152,6 +153,13 @@ FileStat = tuple[str, int, int]
 NoteLoader = Callable[[str], tuple[Note | None, str | None]]
 
 
+class _MemoryStorage(RamStorage):  # type: ignore[misc]
+    """An index wholly in memory: whoosh's own keeps its scratch files in the temp folder."""
+
+    def temp_storage(self, name: str | None = None) -> RamStorage:
+        return RamStorage()
+
+
 class NoteIndex:
     def __init__(self, folder: Path, loader: NoteLoader) -> None:
         self.folder = folder
@@ -192,6 +200,31 @@ class NoteIndex:
             if self._open_existing():
                 return self._apply(self._diff(stats))
             return self.rebuild(stats)
+
+    def open_read_only(self, files: Iterable[FileStat]) -> ReconcileReport:
+        """Open without writing a byte, for a full or read-only disk.
+
+        An index on disk is searched as it was written: what changed since is reported, not
+        applied. With no usable index on disk, one is built in memory for this process only.
+        """
+        stats = list(files)
+        if self._open_existing():
+            return self._diff(stats)
+        self._index = _MemoryStorage().create_index(_schema())
+        self.manifest.files = {}
+        self._drop_searcher()
+        report = ReconcileReport(rebuilt=True)
+        writer = self._index.writer()
+        for relpath, size, mtime in stats:
+            note, skipped = self._loader(relpath)
+            if note is None:
+                report.skipped[relpath] = skipped or "skipped"
+            else:
+                writer.add_document(**self._document(note))
+                report.added.append(relpath)
+            self.manifest.files[relpath] = [size, mtime, skipped]
+        writer.commit()
+        return report
 
     def _diff(self, stats: list[FileStat]) -> ReconcileReport:
         """What changed on disk since the manifest was written: runs on every open, so lean."""

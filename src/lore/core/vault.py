@@ -37,6 +37,7 @@ from lore.errors import (
     NoteNotFound,
     UsageError,
     VaultError,
+    VaultLocked,
     VaultNotFound,
 )
 from lore.paths import CONFIG_FILE_NAME
@@ -134,6 +135,12 @@ def init_vault(root: Path, name: str | None = None) -> Path:
     return root
 
 
+def _write_problem(exc: OSError | VaultError) -> str:
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
 def _yaml_scalar(text: str) -> str:
     import json
 
@@ -154,6 +161,8 @@ class Vault:
         self._index: NoteIndex | None = None
         self._index_opening = threading.Lock()
         self.last_reconcile: ReconcileReport | None = None
+        # Why the index was opened read-only (a full or read-only disk), or None.
+        self.index_read_only: str | None = None
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -321,8 +330,7 @@ class Vault:
             waited = self._index_opening.acquire(blocking=not self._lock.held_by_this_thread())
             try:
                 if self._index is None:
-                    index = NoteIndex(self._index_folder(), self.load_note)
-                    self.last_reconcile = index.open(self.scan_note_files(), self.lock)
+                    index, self.last_reconcile = self._open_index(self.scan_note_files())
                     for relpath, reason in self.last_reconcile.skipped.items():
                         self.warnings.append(f"skipped {relpath}: {reason}")
                     self._index = index
@@ -330,6 +338,30 @@ class Vault:
                 if waited:
                     self._index_opening.release()
         return self._index
+
+    def _open_index(self, files: list[FileStat]) -> tuple[NoteIndex, ReconcileReport]:
+        """Open and update the index; on a disk that takes no writes, open it read-only.
+
+        Searching, listing and `doctor` only read: a full or read-only disk must not stop
+        them because bringing the index up to date could not be written.
+        """
+        folder = self._index_folder()
+        index = NoteIndex(folder, self.load_note)
+        try:
+            return index, index.open(files, self.lock)
+        except VaultLocked:
+            raise
+        except (OSError, VaultError) as exc:
+            problem = _write_problem(exc)
+        index.close()
+        index = NoteIndex(folder, self.load_note)
+        report = index.open_read_only(files)
+        self.index_read_only = problem
+        self.warnings.append(
+            f"the search index could not be updated ({problem}); "
+            + ("it was built in memory for now" if report.rebuilt else "searching it as it was")
+        )
+        return index, report
 
     def _index_folder(self) -> Path:
         state = self.layout.state
@@ -354,7 +386,19 @@ class Vault:
             _ = self.index
             assert self.last_reconcile is not None
             return self.last_reconcile
-        self.last_reconcile = self._index.open(self.scan_note_files(), self.lock)
+        if self.index_read_only is not None:
+            return self.last_reconcile or ReconcileReport()
+        try:
+            self.last_reconcile = self._index.open(self.scan_note_files(), self.lock)
+        except VaultLocked:
+            raise
+        except (OSError, VaultError) as exc:
+            self.index_read_only = _write_problem(exc)
+            self.warnings.append(
+                f"the search index could not be updated ({self.index_read_only}); "
+                "it catches up once the disk takes writes again"
+            )
+            return self.last_reconcile or ReconcileReport()
         return self.last_reconcile
 
     def reindex(self) -> ReconcileReport:
@@ -410,7 +454,16 @@ class Vault:
         path = self.resolve_inside(note.path)
         atomic_write_text(path, render_note(note))
         info = path.stat()
-        self.index.upsert(note, info.st_size, info.st_mtime_ns)
+        try:
+            self.index.upsert(note, info.st_size, info.st_mtime_ns)
+        except VaultLocked:
+            raise
+        except (OSError, VaultError) as exc:
+            # The note itself is whole on disk; the index notices it at its next open.
+            self.warnings.append(
+                f"{note.path} was saved but the search index could not be updated "
+                f"({_write_problem(exc)}); it catches up when the disk takes writes again"
+            )
         return note
 
     def save(self, note: Note) -> Note:
