@@ -346,3 +346,55 @@ def test_an_index_that_cannot_be_written_does_not_fail_a_finished_ingest(
     assert "No space left on device" in err
     code, out, _ = _cli(capsys, "--vault", str(vault.root), "search", "Phobos")
     assert code == 0 and "Mars" in out
+
+
+# -- doctor: stale temporary files and trust rules ----------------------------------------------
+
+
+def _aged(path: Path, seconds: float) -> Path:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
+    return path
+
+
+def test_doctor_reports_and_fix_removes_stale_temp_files(vault: Vault) -> None:
+    vault.create_note("Io", "volcanic")
+    vault.layout.raw.mkdir()
+    vault.layout.memory.mkdir()
+    stale = [
+        vault.layout.raw / f".{'a' * 64}.k2j4_x9q.tmp",
+        vault.layout.memory / ".memory.json.abcd1234.tmp",
+        vault.layout.notes / ".io.md.zz99yy88.tmp",
+    ]
+    for path in stale:
+        path.write_bytes(b"half")
+        _aged(path, 120)
+    fresh = vault.layout.notes / ".io.md.fresh123.tmp"
+    fresh.write_bytes(b"being written")
+    ordinary = vault.layout.notes / ".hidden.tmp"
+    ordinary.write_bytes(b"not ours")
+    _aged(ordinary, 120)
+    report = examine(vault)
+    found = sorted(f.path for f in report.findings if f.kind == "temp-file")
+    assert found == sorted(vault.relpath(path) for path in stale)
+    fixed = examine(vault, fix=True)
+    assert "removed 3 temporary files" in fixed.fixed
+    assert not any(path.exists() for path in stale)
+    assert fresh.exists() and ordinary.exists()
+    assert [f for f in examine(vault).findings if f.kind == "temp-file"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("rules: [\n", "could not parse YAML"),
+        ("rules:\n  - host: example.com\n    level: sorta\n", "rules.0"),
+        ("- just a list\n", "expected a mapping"),
+    ],
+)
+def test_doctor_reports_a_broken_trust_rules_file(vault: Vault, text: str, expected: str) -> None:
+    vault.layout.trust_rules.write_text(text)
+    report = examine(vault)
+    [finding] = [f for f in report.findings if f.kind == "trust-rules"]
+    assert finding.path == "trust_rules.yaml" and expected in finding.message
+    assert not report.ok

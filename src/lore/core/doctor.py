@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lore.core.links import link_key, link_targets
 from lore.core.memory import MemoryStore
 from lore.core.storage import JsonlReport, iter_records
 from lore.core.vault import Vault
+from lore.errors import ConfigError
+
+# The atomic-write helper's temporary files: `.<name>.<random>.tmp` beside the file it
+# replaces. One left behind means a write was killed before its rename.
+_TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
+STALE_TEMP_AGE_S = 60.0
 
 
 @dataclass
@@ -34,6 +44,63 @@ class DoctorReport:
             f.kind in {"front-matter", "index", "history", "memory", "symlink", "trust-rules"}
             for f in self.findings
         )
+
+
+def stale_temp_files(vault: Vault, older_than_s: float = STALE_TEMP_AGE_S) -> list[Path]:
+    """Temporary files of interrupted writes anywhere in the vault, oldest first."""
+    cutoff = time.time() - older_than_s
+    found: list[tuple[float, Path]] = []
+    for folder, dirs, files in os.walk(vault.root):
+        dirs[:] = [name for name in dirs if name != ".git"]
+        for name in files:
+            if not _TEMP_FILE.match(name):
+                continue
+            path = Path(folder) / name
+            try:
+                info = path.lstat()
+            except OSError:
+                continue
+            if info.st_mtime < cutoff:
+                found.append((info.st_mtime, path))
+    return [path for _, path in sorted(found)]
+
+
+def _check_trust_rules(vault: Vault, report: DoctorReport) -> None:
+    from lore.core.trust_rules import TrustRules
+
+    path = vault.layout.trust_rules
+    try:
+        TrustRules.load(path)
+    except ConfigError as exc:
+        message = str(exc).removeprefix(f"{path}").lstrip(": ") or str(exc)
+        report.findings.append(Finding("trust-rules", "trust_rules.yaml", message))
+
+
+def _check_temp_files(vault: Vault, report: DoctorReport, fix: bool) -> None:
+    stale = stale_temp_files(vault)
+    if not stale:
+        return
+    if not fix:
+        for path in stale:
+            report.findings.append(
+                Finding("temp-file", vault.relpath(path), "left by an interrupted write")
+            )
+        return
+    removed = 0
+    # Writers make their temporary files while holding the lock: under it, none is live.
+    with vault.lock():
+        for path in stale:
+            try:
+                path.unlink()
+                removed += 1
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                report.findings.append(
+                    Finding("temp-file", vault.relpath(path), f"cannot remove: {exc.strerror}")
+                )
+    if removed:
+        report.fixed.append(f"removed {removed} temporary file{'s' if removed != 1 else ''}")
 
 
 def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
@@ -94,6 +161,8 @@ def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
     memory.state()
     if memory.problem:
         report.findings.append(Finding("memory", "memory/memory.json", memory.problem))
+    _check_trust_rules(vault, report)
+    _check_temp_files(vault, report, fix)
     if fix and any(f.kind == "index" for f in report.findings):
         rebuilt = vault.reindex()
         report.fixed.append(f"index rebuilt from {len(rebuilt.added)} notes")
