@@ -46,6 +46,7 @@ MIN_DOCUMENT_FREQUENCY = 2
 MAX_FEATURES = 60_000
 MAX_PIECES_PER_CLASS = 12_000
 VOCABULARY_WORDS = 1_000
+COMMON_WORDS = 6_000
 # The threshold keeps false alarms on held-back benign pieces at or below this share.
 BENIGN_FALSE_ALARMS = 0.001
 
@@ -83,6 +84,15 @@ def _vocabulary(benign_forms: list[str]) -> frozenset[str]:
         frequency.update({token for token in tokens(form) if not token.isdigit()})
     ranked = sorted(frequency.items(), key=lambda item: (-item[1], item[0]))
     return frozenset(word for word, _ in ranked[:VOCABULARY_WORDS])
+
+
+def _common_words(benign_forms: list[str]) -> frozenset[str]:
+    """The commonest longer words of ordinary English documents, for telling a language."""
+    frequency: Counter[str] = Counter()
+    for form in benign_forms:
+        frequency.update({token for token in tokens(form) if len(token) >= 3 and token.isalpha()})
+    ranked = sorted(frequency.items(), key=lambda item: (-item[1], item[0]))
+    return frozenset(word for word, _ in ranked[:COMMON_WORDS] if word.isascii())
 
 
 def _sample(forms: list[str], limit: int) -> list[str]:
@@ -172,6 +182,7 @@ def train_model(
         "bias": bias,
         "threshold": threshold,
         "vocabulary": sorted(vocabulary),
+        "common_words": sorted(_common_words([form for form, label in fit if not label])),
         "weights": model_weights,
     }
     payload["sha256"] = model_digest(payload)

@@ -348,3 +348,25 @@ def test_held_claims_are_listed_grouped_by_source(vault: Vault) -> None:
     order = [claim.source_uri for claim in Quarantine(vault).list()]
     first_b = order.index("paste:b")
     assert set(order[:first_b]) == {"paste:a"} and set(order[first_b:]) == {"paste:b"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It is possible to configure a device-mapper device to act as the root device.",
+        "Unbound methods behave like unbound functions when they are called.",
+        "The filter will append to all output a newline that the input lacked.",
+        "Call 'get_ready()' again with the nodes that were marked done.",
+        "Use the function in the standard library to show the full files side by side.",
+        "Warnings are sent to the logging system by default.",
+        "You are no longer required to call the initialiser explicitly.",
+        "The firmware will never refuse a request from the kernel to lower the frequency.",
+        "   >>> print(r1.read(30))\n   b'<!doctype html>\\n<!--[if\"...",
+        "    22222222222222222222222222222222222222211111111111111111111111111111111111",
+        "A generator expression is a compact generator notation in parentheses:",
+    ],
+)
+def test_documentation_that_only_sounds_like_an_attack_passes(text: str) -> None:
+    facts = [claim(f"The handbook has {n} chapters on the build system.") for n in range(2, 5)]
+    verdicts = run_gates([*facts, claim(text)], GateContext(settings=GateSettings()))
+    assert [verdict.decision for verdict in verdicts] == ["admit"] * 4, verdicts[-1].reasons

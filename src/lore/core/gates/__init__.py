@@ -113,7 +113,7 @@ def run_gates(claims: list[Claim], ctx: GateContext) -> list[Verdict]:
         detector = ctx.reviewer.detector
         unread = unread_language(
             ((claim.id, claim.text) for claim in claims if claim.id not in review),
-            detector.vocabulary if detector is not None else frozenset(),
+            detector.common_words if detector is not None else frozenset(),
         )
 
     source_reason = hidden_source

@@ -100,6 +100,8 @@ class InjectionDetector:
     ):
         self.weights = weights
         self.vocabulary = vocabulary
+        # The commonest words of English documents, longer than two letters.
+        self.common_words = vocabulary
         self.bias = bias
         self.trained_threshold = threshold
         self.threshold = max(threshold, CONFIDENT)
@@ -116,9 +118,12 @@ class InjectionDetector:
                 raise DetectorError(f"{origin}: its contents do not match its recorded hash")
             weights = {str(key): float(value) for key, value in payload["weights"].items()}
             vocabulary = frozenset(str(word) for word in payload["vocabulary"])
-            return cls(
+            common = frozenset(str(word) for word in payload.get("common_words", ()))
+            detector = cls(
                 weights, float(payload["bias"]), float(payload["threshold"]), vocabulary, payload
             )
+            detector.common_words = common or vocabulary
+            return detector
         except DetectorError:
             raise
         except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as exc:

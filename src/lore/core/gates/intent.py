@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 _AI_NOUN = (
     r"(?:ai|a\.i\.|bot|chatbot|assistant|model|llm|agent|language\s+model|gpt|chatgpt|copilot"
-    r"|claude|gemini|system|summari[sz]er|crawler|scraper)"
+    r"|claude|gemini|summari[sz]er|crawler|scraper)"
 )
 _AI_NOUN_OTHER = (
     r"(?:l['’]ia|l['’]assistant|le\s+mod[eè]le|le\s+bot|l['’]agent|la\s+ia|el\s+asistente"
@@ -34,6 +34,13 @@ _SENSITIVE = (
     r"|personal\s+(?:data|information|details)|contacts|address\s+book|inbox|emails|e-mails"
     r"|messages|notes|documents|files|records|(?:bank|card|account)\s+(?:details|numbers?)"
     r"|iban|social\s+security|history|memory|everything|all\s+(?:of\s+)?(?:the\s+)?data)"
+)
+# What no document should ask to be revealed or sent: secrets, and what a model was told.
+_SECRETS = (
+    r"(?:summary|conversation|chat\s+history|transcript|system\s+prompt|prompt|api[\s_-]?keys?"
+    r"|passwords?|passcodes?|credentials|secrets?|access\s+tokens?|private\s+keys?|ssh\s+keys?"
+    r"|database|customer\s+\w+|user\s+data|personal\s+(?:data|information|details)|contacts"
+    r"|address\s+book|inbox|(?:bank|card|account)\s+(?:details|numbers?)|iban|social\s+security)"
 )
 _REPLY = r"(?:reply|response|answer|output|summary|completion|message|result|next\s+turn)"
 _REPLY_VERB = r"(?:responding|answering|replying|you\s+(?:respond|answer|reply|summari[sz]e))"
@@ -176,7 +183,8 @@ _RULES: list[tuple[str, str]] = [
     ),
     (
         "suppresses refusals",
-        r"\b(?:do\s+not|don['’]t|never|you\s+(?:do\s+not|don['’]t)\s+need\s+to|without\s+ever)\s+"
+        r"(?:(?:^|[.!?:;]\s+|\n|\bplease\s+|\byou\s+(?:must|should|will|shall)\s+(?:\w+\s+)?)"
+        r"(?:do\s+not|don['’]t|never)|\byou\s+(?:do\s+not|don['’]t)\s+need\s+to|\bwithout\s+ever)\s+"
         r"(?:ever\s+)?(?:apologi[sz]\w*|refus\w*|issue\s+(?:any\s+)?(?:warnings?|disclaimers?)"
         r"|add\s+(?:any\s+)?disclaimers?|include\s+(?:any\s+)?(?:\W?notes?\W?\s+or\s+)?\W?disclaimers?"
         r"|say\s+the\s+words?|moraliz\w*|lectur\w*|break\s+character)\b",
@@ -192,8 +200,8 @@ _RULES: list[tuple[str, str]] = [
     (
         "steers the reply",
         rf"\b(?:append|include|insert|add|output|print|repeat|prefix|mention|write|embed|render)\b\s+(?!your\b|you\b)[^.!?\n]{{0,80}}?\b(?:to|in|into|at|of|with"
-        rf"|within|inside)\s+(?:the\s+(?:end|start|beginning|top|bottom)\s+of\s+)?(?:your|each"
-        rf"|every|any|all)\s+(?:\w+\s+)?{_REPLY}s?\b",
+        rf"|within|inside)\s+(?:the\s+(?:end|start|beginning|top|bottom)\s+of\s+)?(?:your\s+(?:\w+\s+)?"
+        rf"{_REPLY}s?|(?:each|every)\s+(?:reply|response|answer)s?)\b",
     ),
     (
         "steers the reply",
@@ -223,12 +231,12 @@ _RULES: list[tuple[str, str]] = [
         "asks for a tool call",
         rf"\b(?:call|invoke|use|run|execute|trigger|fire|perform|issue)\s+(?:the\s+)?[`'\"]?{_SNAKE_TOOL}"
         rf"[`'\"]?(?:\s*\([^)]{{0,80}}\))?[^.!?\n]{{0,80}}?(?:{_URL_OR_ADDRESS}|\btool\b|\bfunction\b"
-        rf"|{_REPLY_VERB}|\bthe\s+{_SENSITIVE}\b|\bthis\s+{_SENSITIVE}\b|\bon\s+\S+|\bwith\b)",
+        rf"|{_REPLY_VERB}|\b(?:the|this)\s+(?:\w+\s+)?{_SECRETS}\b)",
     ),
     (
         "asks for a tool call",
         rf"\b(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?(?:\w+\s+)?(?:tool|function|plugin"
-        rf"|api|action)\b[^.!?\n]{{0,60}}?(?:{_URL_OR_ADDRESS}|{_REPLY_VERB}|\bthe\s+{_SENSITIVE}\b)",
+        rf"|api|action)\b[^.!?\n]{{0,60}}?(?:{_URL_OR_ADDRESS}|{_REPLY_VERB})",
     ),
     (
         "asks to send data away",
@@ -244,8 +252,8 @@ _RULES: list[tuple[str, str]] = [
     ),
     (
         "asks to send data away",
-        rf"\b(?:output|print|dump|reveal|disclose|display|list|show|return|give|leak)\s+(?:me\s+)?"
-        rf"(?:\w+\s+){{0,3}}?(?:raw\s+|full\s+|entire\s+|complete\s+|whole\s+)(?:\w+\s+)?{_SENSITIVE}\b",
+        rf"\b(?:output|print|dump|reveal|disclose|leak)\s+(?:me\s+)?(?:\w+\s+){{0,3}}?(?:raw\s+|full"
+        rf"\s+|entire\s+|complete\s+|whole\s+)(?:\w+\s+)?{_SECRETS}\b",
     ),
     # Redefining the reader's role or rules.
     (
@@ -283,14 +291,14 @@ _RULES: list[tuple[str, str]] = [
     ),
     (
         "redefines the rules",
-        rf"\byou\s+are\s+(?:no\s+longer|not\s+(?:really\s+)?)\s*(?:an?\s+|bound|restricted|limited"
-        rf"|required|{_AI_NOUN})",
+        rf"\byou\s+are\s+(?:no\s+longer|not\s+(?:really\s+)?)\s*(?:bound\s+by|restricted\s+by"
+        rf"|limited\s+by|constrained\s+by|(?:an?\s+|just\s+an?\s+)?(?:\w+\s+)?{_AI_NOUN}\b)",
     ),
     (
         "redefines the rules",
         r"\b(?:act|behave|respond|answer|reply|speak)\s+(?:as|like)\s+(?:if\s+you\s+(?:are|were)\s+)?"
-        r"(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|amoral|unethical|rogue"
-        r"|unbound)\b",
+        r"(?:an?\s+)?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|amoral|unethical|rogue)"
+        r"\s+(?:\w+\s+)?(?:ai|assistant|chatbot|bot|model|version|persona|character)\b",
     ),
     (
         "redefines the rules",

@@ -35,7 +35,7 @@ _HIDDEN_STYLE = re.compile(
 )
 _INLINE_CODE = re.compile(r"``[^`]+``|`[^`\n]+`")
 # An indented line or an interpreter session is shown as code, markup and all.
-_CODE_LINE = re.compile(r"^(?:[ ]{4}|\t|\s*>>> |\s*\.\.\. ).*$", re.MULTILINE)
+_CODE_LINE = re.compile(r"^(?:[ ]{3,}|\t|\s*>>> |\s*\.\.\. ).*$", re.MULTILINE)
 _BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{40,}={0,2}(?![\w+/=-])")
 _HEX = re.compile(r"(?<![0-9A-Za-z])(?:[0-9A-Fa-f]{2}){20,}(?![0-9A-Za-z])")
 _ESCAPES = re.compile(r"(?:\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}){6,}")
@@ -73,7 +73,9 @@ _INSTRUCTION_PATTERNS = [
     r"\bnew\s+instructions?\s*:",
     r"\byou\s+are\s+now\b[^.]{0,60}?(?:assistant|\w*bot\b|\bai\b|gpt|\bmodel\b|\bmode\b|\bdan\b"
     r"|unrestricted|without\s+(?:any\s+)?(?:content\s+)?(?:restrictions|rules|limits|filters))",
-    r"\bact\s+as\s+(?:the|an?|my)?\s*(?:\w+\s+)?(?:administrator|admin|root|superuser)\b",
+    r"\bact\s+as\s+(?:the|an?|my)?\s*(?:\w+\s+)?(?:administrator|admin|root|superuser)\b"
+    r"(?!\s+(?:device|directory|dir|file|filesystem|partition|node|certificate|ca|of|for|user"
+    r"|account|shell|process|namespace|cgroup|window|element|level|server|domain)\b)",
     r"\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|alert|mention\s+(?:this\s+)?to)\s+the\s+user\b",
     r"\b(?:mark|label|record|set|flag|treat|rate|tag|classify)\s+(?:this|the|these|every|all)\s+"
     r"(?:\w+\s+){0,3}?(?:as|to)\s+(?:the\s+)?(?:only\s+|sole\s+|fully\s+)?"
@@ -174,7 +176,8 @@ def _encoded(text: str) -> Iterator[Flag]:
             )
     for match in _HEX.finditer(text):
         data = bytes.fromhex(match.group(0))
-        if _printable_share(data) > 0.9:
+        # Words, not a run of one letter: a heat map of digits decodes to "DDDD…".
+        if _printable_share(data) > 0.9 and _SPELLED_WORDS.search(data.decode("utf-8")):
             shown = _preview(data.decode("utf-8"))
             yield Flag("encoded", f"hex block that decodes to text: {shown!r}", *match.span())
         elif len(match.group(0)) >= 256:
@@ -295,7 +298,10 @@ def scan(text: str) -> list[Flag]:
             return any(left <= start and end <= right for left, right in spans)
 
         for match in _HTML_COMMENT.finditer(text):
-            if not shown(*match.span()):
+            # An unclosed comment runs to the end of the claim; the line it opens on decides.
+            line_end = text.find("\n", match.start())
+            opening = match.end() if line_end < 0 else min(match.end(), line_end)
+            if not shown(match.start(), opening):
                 flags.append(
                     Flag("html-comment", "HTML comment hidden from readers", *match.span())
                 )
