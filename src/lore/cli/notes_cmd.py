@@ -217,6 +217,10 @@ def cmd_notes_list(ctx: Context) -> int:
     return 0
 
 
+# Longer notes are shown as plain text; Markdown rendering would take seconds.
+MARKDOWN_LIMIT_CHARS = 200_000
+
+
 def cmd_notes_show(ctx: Context) -> int:
     note = ctx.vault.find(ctx.args.ref)
     if ctx.args.json:
@@ -234,6 +238,14 @@ def cmd_notes_show(ctx: Context) -> int:
     for problem in note.problems:
         meta.add_row("[red]problem[/]", plain(problem, multiline=True))
     ctx.console.print(Panel(meta, title=plain(note.title, "bold"), expand=False))
+    if len(note.body) > MARKDOWN_LIMIT_CHARS:
+        # Rendering Markdown takes about 3 s a megabyte: a huge note is shown as it is
+        # written, and the terminal wraps its lines.
+        ctx.err.print(
+            plain(f"shown as plain text: longer than {MARKDOWN_LIMIT_CHARS:,} characters", "dim")
+        )
+        ctx.console.print(plain(note.body, multiline=True), soft_wrap=True)
+        return 0
     ctx.console.print(SafeMarkdown(note.body))
     return 0
 
