@@ -56,72 +56,85 @@ def _heading_flags(section: str) -> list[Flag]:
     ]
 
 
+@dataclass
+class _Findings:
+    """What the sanitiser and the review found in one source, before any verdict."""
+
+    # Reasons the source as a whole shows intent to steer the AI, in the order found.
+    intent: list[str] = field(default_factory=list)
+    intent_claims: set[str] = field(default_factory=set)
+    # Why the source is held whole for hidden text alone, when it is.
+    hidden_source: str | None = None
+    review: dict[str, list[str]] = field(default_factory=dict)
+    unread: dict[str, str] = field(default_factory=dict)
+
+    def source_reason(self, claims: int) -> str | None:
+        if not self.intent:
+            return self.hidden_source
+        flagged = len(self.intent_claims)
+        counted = f"{flagged} of {claims} claims flagged" if flagged else "whole text"
+        return f"source shows hostile intent ({counted}): {self.intent[0]}"
+
+
+def _sanitise(claims: list[Claim], settings: GateSettings, found: _Findings) -> None:
+    headings: dict[str, list[Flag]] = {}
+    for claim in claims:
+        if claim.section not in headings:
+            headings[claim.section] = _heading_flags(claim.section)
+        claim.flags = headings[claim.section] + sanitise.scan(claim.text)
+    flagged = [claim for claim in claims if claim.flags]
+    for claim in flagged:
+        wanted = [flag for flag in claim.flags if flag.kind in INTENT_FLAGS]
+        if wanted:
+            found.intent_claims.add(claim.id)
+            found.intent.extend(sanitise.summarise(wanted)[:1])
+    if claims and len(flagged) / len(claims) > settings.hostile_source_ratio:
+        found.hidden_source = (
+            f"source is hostile: {len(flagged)} of {len(claims)} claims were flagged"
+        )
+
+
+def _review(claims: list[Claim], reviewer: Reviewer, found: _Findings) -> None:
+    # Claims the sanitiser held are read too: what they want decides the source.
+    readable = [claim for claim in claims if not claim.extract_failure]
+    for claim in readable:
+        reasons = reviewer.claim_reasons(claim.text)
+        if reasons:
+            found.review[claim.id] = reasons
+            found.intent_claims.add(claim.id)
+            found.intent.append(reasons[0])
+    found.intent.extend(reviewer.passage_reasons(claims))
+    if not found.intent and found.hidden_source is None:
+        # Only a source that looks clean offline is worth the model's time.
+        for claim_id, reasons in reviewer.model_reasons(readable).items():
+            found.review[claim_id] = reasons
+            found.intent_claims.add(claim_id)
+            found.intent.append(reasons[0])
+    detector = reviewer.detector
+    found.unread = unread_language(
+        ((claim.id, claim.text) for claim in claims if claim.id not in found.review),
+        detector.common_words if detector is not None else frozenset(),
+    )
+
+
 def run_gates(claims: list[Claim], ctx: GateContext) -> list[Verdict]:
     settings = ctx.settings
     verdicts: dict[str, Verdict] = {}
-    # Reasons the source as a whole shows hostile intent, in the order they were found.
-    intent: list[str] = []
-    intent_claims = 0
+    found = _Findings()
 
     for claim in claims:
         if claim.extract_failure:
             verdicts[claim.id] = Verdict(claim, "hold", "extract", [claim.extract_failure])
-
-    hidden_source: str | None = None
     if settings.sanitise:
-        headings: dict[str, list[Flag]] = {}
+        _sanitise(claims, settings, found)
         for claim in claims:
-            if claim.section not in headings:
-                headings[claim.section] = _heading_flags(claim.section)
-            claim.flags = headings[claim.section] + sanitise.scan(claim.text)
-        flagged = [claim for claim in claims if claim.flags]
-        for claim in flagged:
-            if any(flag.kind in INTENT_FLAGS for flag in claim.flags):
-                intent_claims += 1
-                shown = [flag for flag in claim.flags if flag.kind in INTENT_FLAGS]
-                intent.extend(sanitise.summarise(shown)[:1])
-        if claims and len(flagged) / len(claims) > settings.hostile_source_ratio:
-            hidden_source = (
-                f"source is hostile: {len(flagged)} of {len(claims)} claims were flagged"
-            )
-        for claim in flagged:
-            if claim.id not in verdicts:
+            if claim.flags and claim.id not in verdicts:
                 verdicts[claim.id] = Verdict(
                     claim, "hold", "sanitise", sanitise.summarise(claim.flags)
                 )
-
-    review: dict[str, list[str]] = {}
     if settings.review:
-        # Claims the sanitiser held are read too: what they want decides the source.
-        readable = [claim for claim in claims if not claim.extract_failure]
-        review = {
-            claim.id: reasons
-            for claim in readable
-            if (reasons := ctx.reviewer.claim_reasons(claim.text))
-        }
-        intent_claims += sum(1 for claim in readable if claim.id in review and not claim.flags)
-        intent.extend(reasons[0] for reasons in review.values())
-        intent.extend(ctx.reviewer.passage_reasons(claims))
-        if not intent and hidden_source is None:
-            # Only a source that looks clean offline is worth the model's time.
-            review.update(ctx.reviewer.model_reasons([c for c in readable if not c.flags]))
-            intent_claims += len(review)
-            intent.extend(reasons[0] for reasons in review.values())
-
-    unread: dict[str, str] = {}
-    if settings.review:
-        detector = ctx.reviewer.detector
-        unread = unread_language(
-            ((claim.id, claim.text) for claim in claims if claim.id not in review),
-            detector.common_words if detector is not None else frozenset(),
-        )
-
-    source_reason = hidden_source
-    if intent:
-        counted = (
-            f"{intent_claims} of {len(claims)} claims flagged" if intent_claims else "whole text"
-        )
-        source_reason = f"source shows hostile intent ({counted}): {intent[0]}"
+        _review(claims, ctx.reviewer, found)
+    source_reason = found.source_reason(len(claims))
 
     for claim in claims:
         if claim.id in verdicts:
@@ -137,12 +150,12 @@ def run_gates(claims: list[Claim], ctx: GateContext) -> list[Verdict]:
             if reasons:
                 verdicts[claim.id] = Verdict(claim, "hold", "trust", reasons, related_path=path)
                 continue
-        if claim.id in review:
-            verdicts[claim.id] = Verdict(claim, "hold", "review", review[claim.id])
-        elif claim.id in unread:
-            verdicts[claim.id] = Verdict(claim, "hold", "review", [unread[claim.id]])
+        if claim.id in found.review:
+            verdicts[claim.id] = Verdict(claim, "hold", "review", found.review[claim.id])
+        elif claim.id in found.unread:
+            verdicts[claim.id] = Verdict(claim, "hold", "review", [found.unread[claim.id]])
         elif source_reason is not None:
-            gate = "review" if intent else "sanitise"
+            gate = "review" if found.intent else "sanitise"
             verdicts[claim.id] = Verdict(claim, "hold", gate, [source_reason])
 
     for claim in claims:
