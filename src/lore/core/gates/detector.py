@@ -6,8 +6,8 @@ public attack corpora and on ordinary documentation (`make train-gate`). It ship
 package as one small file that records the corpora it was built from and its own hash, so
 it works offline and its provenance can be checked.
 
-The score is the model's probability that the text is hostile; `threshold` was chosen at
-training time. Every n-gram present counts once and the sum is divided by the square root
+The score is the model's probability that the text is hostile; the threshold chosen at
+training time is raised to `CONFIDENT` at most. Every n-gram present counts once and the sum is divided by the square root
 of their number, so a long passage and a short sentence are judged on the same scale.
 """
 
@@ -38,8 +38,7 @@ WINDOW_CHARS = 1_500
 # Shorter text carries too little style to judge; the rules still read it.
 MIN_CHARS = 80
 # The model weighs how a text addresses its reader; only text that also speaks of an AI or
-# its prompts can be addressing one. A recipe or a fire drill
-# notice speaks to its reader too.
+# its prompts can be addressing one. A recipe or a fire drill notice speaks to its reader too.
 _AI_CUE = re.compile(
     r"\b(?:ai|a\.i\.|assistant|chatbot|bot|llm|\w*gpt|gemini|claude|copilot|language\s+model"
     r"|prompts?|jailbr\w*|persona|role-?play|in\s+character|unfiltered|uncensored|unrestricted"
@@ -48,8 +47,6 @@ _AI_CUE = re.compile(
 # The model knows the words of English documents; text mostly in other words (another
 # language, a table of names or code) is left to the rules, which read eight languages.
 MIN_KNOWN_WORDS = 0.5
-
-
 # The threshold chosen in training keeps false alarms rare on held-back documentation, but
 # everyday text that speaks to people (handbooks, policies, recipes) is scarce in the public
 # corpora and scores higher than manuals do; below this the detector holds nothing.
@@ -97,11 +94,12 @@ class InjectionDetector:
         threshold: float,
         vocabulary: frozenset[str],
         meta: dict[str, Any],
+        common_words: frozenset[str] = frozenset(),
     ):
         self.weights = weights
         self.vocabulary = vocabulary
         # The commonest words of English documents, longer than two letters.
-        self.common_words = vocabulary
+        self.common_words = common_words or vocabulary
         self.bias = bias
         self.trained_threshold = threshold
         self.threshold = max(threshold, CONFIDENT)
@@ -119,11 +117,8 @@ class InjectionDetector:
             weights = {str(key): float(value) for key, value in payload["weights"].items()}
             vocabulary = frozenset(str(word) for word in payload["vocabulary"])
             common = frozenset(str(word) for word in payload.get("common_words", ()))
-            detector = cls(
-                weights, float(payload["bias"]), float(payload["threshold"]), vocabulary, payload
-            )
-            detector.common_words = common or vocabulary
-            return detector
+            threshold = float(payload["threshold"])
+            return cls(weights, float(payload["bias"]), threshold, vocabulary, payload, common)
         except DetectorError:
             raise
         except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -151,7 +146,7 @@ class InjectionDetector:
         return _sigmoid(self._logit(features(form, self.vocabulary)))
 
     def is_hostile(self, text: str) -> bool:
-        return self.score(text) >= self.threshold
+        return self.judge(text) is not None
 
     def judge(self, text: str, *, canonical_text: bool = False) -> DetectorFinding | None:
         """A finding when the text scores at or above the threshold, else None."""
@@ -182,7 +177,7 @@ class InjectionDetector:
 
     @staticmethod
     def addresses_ai(form: str) -> bool:
-        """Whether `form` speaks of an AI, its prompts, answers or rules at all."""
+        """Whether `form` speaks of an AI or its prompts at all."""
         return _AI_CUE.search(form) is not None
 
     def _evidence(self, grams: set[str]) -> list[str]:
