@@ -88,10 +88,10 @@ def test_history_show_one_turn(vault: Vault, capsys) -> None:
 
 def test_history_show_unknown_or_ambiguous_is_one_line(vault: Vault, capsys) -> None:
     add_turns(vault)
-    assert run(vault, "history", "show", "tzzz") == 2
+    assert run(vault, "history", "show", "tzzz") == 1  # a missing item is a failure
     err = capsys.readouterr().err
     assert "no turn with id 'tzzz'" in err and "Traceback" not in err
-    assert run(vault, "history", "show", "t000") == 2
+    assert run(vault, "history", "show", "t000") == 1
     assert "3 turns start with" in capsys.readouterr().err
 
 

@@ -419,3 +419,26 @@ def test_notes_show_of_a_4_5_mb_note_is_quick_and_shows_it_plainly(
     assert err.strip() == "shown as plain text: longer than 200,000 characters"
     assert out.count("Saturn **rings** and [[Titan]]") == 4_500_000 // len(line)
     assert "\x1b" not in out and "⟦U+001B ESC⟧" in out
+
+
+# -- small CLI defects ---------------------------------------------------------------------
+
+
+def test_a_missing_item_exits_1_from_every_show_command(
+    capsys: pytest.CaptureFixture[str], vault: Vault
+) -> None:
+    root = str(vault.root)
+    vault.create_note("Io", "volcanic moon")
+    for argv in (["notes", "show", "Nowhere"], ["history", "show", "t0000000000"]):
+        code, _, err = _cli(capsys, "--vault", root, *argv)
+        assert code == 1, (argv, err)
+        assert len(err.strip().splitlines()) == 1
+
+
+def test_one_search_hit_is_one_hit(capsys: pytest.CaptureFixture[str], vault: Vault) -> None:
+    vault.create_note("Io", "volcanic moon")
+    vault.create_note("Europa", "icy moon")
+    _, out, _ = _cli(capsys, "--vault", str(vault.root), "search", "volcanic")
+    assert "1 hit for 'volcanic'" in out
+    _, out, _ = _cli(capsys, "--vault", str(vault.root), "search", "moon")
+    assert "2 hits for 'moon'" in out

@@ -337,7 +337,8 @@ def cmd_search(ctx: Context) -> int:
     if not hits:
         ctx.console.print(plain(f"No notes match {query!r}."))
         return 0
-    table = Table(title=plain(f"{len(hits)} hits for {query!r}"), show_lines=True)
+    noun = "hit" if len(hits) == 1 else "hits"
+    table = Table(title=plain(f"{len(hits)} {noun} for {query!r}"), show_lines=True)
     table.add_column("#", justify="right", style="dim")
     table.add_column("Title", style="bold")
     table.add_column("Snippet", ratio=3)

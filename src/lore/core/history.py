@@ -30,6 +30,15 @@ _PERSIST_AFTER = 256
 class TurnNotFound(UsageError):
     """No turn in the history has the id the user gave."""
 
+    # A missing item is a failure (1), as for a note, not bad usage (2): see README.
+    exit_code = 1
+
+
+class AmbiguousTurn(UsageError):
+    """More than one turn starts with the id the user gave."""
+
+    exit_code = 1
+
 
 def iter_blocks_backwards(path: Path, stop_offset: int = 0) -> Iterator[tuple[int, bytes]]:
     """(offset, block) of whole lines, from the end of `path` back to `stop_offset`."""
@@ -208,7 +217,7 @@ class HistoryStore:
             return next(iter(candidates.values()))
         if candidates:
             shown = ", ".join(sorted(candidates)[:5])
-            raise UsageError(f"{len(candidates)} turns start with {wanted!r}: {shown}")
+            raise AmbiguousTurn(f"{len(candidates)} turns start with {wanted!r}: {shown}")
         raise TurnNotFound(f"no turn with id {wanted!r} in the history (see: lore history)")
 
     def _bisect(self, wanted: str) -> Turn | None:
