@@ -14,8 +14,15 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The demo runs on a fresh copy of the sample vault, so what it writes (history, metrics,
+# the index) never lands in the repository's samples/vault.
+DEMO_VAULT := $(VENV)/demo-vault
+
 demo: $(STAMP)
-	$(BIN)/lore --vault samples/vault --provider offline
+	@rm -rf $(DEMO_VAULT)
+	@cp -R samples/vault $(DEMO_VAULT)
+	@rm -rf $(DEMO_VAULT)/.lore $(DEMO_VAULT)/history.jsonl $(DEMO_VAULT)/metrics.jsonl
+	$(BIN)/lore --vault $(DEMO_VAULT) --provider offline
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

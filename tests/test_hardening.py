@@ -442,3 +442,17 @@ def test_one_search_hit_is_one_hit(capsys: pytest.CaptureFixture[str], vault: Va
     assert "1 hit for 'volcanic'" in out
     _, out, _ = _cli(capsys, "--vault", str(vault.root), "search", "moon")
     assert "2 hits for 'moon'" in out
+
+
+def test_make_demo_runs_on_a_copy_of_the_sample_vault() -> None:
+    import subprocess
+
+    repo = Path(__file__).resolve().parents[1]
+    planned = subprocess.run(
+        ["make", "-n", "-C", str(repo), "demo"], capture_output=True, text=True, check=True
+    ).stdout
+    [launch] = [line for line in planned.splitlines() if "--vault" in line]
+    assert "samples/vault" not in launch
+    copy = launch.split("--vault", 1)[1].split()[0]
+    assert f"cp -R samples/vault {copy}" in planned
+    assert f"rm -rf {copy}" in planned  # recreated on every run
