@@ -221,7 +221,7 @@ def _fetch_url(
         reason = _refused_address(request.url.host, settings.allow_private_urls)
         if reason:
             redirected = str(request.url) != url
-            raise SourceError(f"refused {'a redirect: ' if redirected else ''}{reason}")
+            raise SourceError(f"refused {'a redirect' if redirected else 'the address'}: {reason}")
 
     def check_peer(response: httpx.Response) -> None:
         # The name may resolve differently for the connection than for the check above.
