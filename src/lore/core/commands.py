@@ -212,7 +212,11 @@ def cmd_search(ctx: CommandContext, args: str) -> CommandResult:
         for number, hit in enumerate(hits, 1)
     ]
     return CommandResult(
-        table=TableData(["#", "title", "trust", "snippet", "score"], rows, f"{len(hits)} notes"),
+        table=TableData(
+            ["#", "title", "trust", "snippet", "score"],
+            rows,
+            f"{len(hits)} note{'s' if len(hits) != 1 else ''}",
+        ),
         data=[hit.to_dict() for hit in hits],
     )
 
