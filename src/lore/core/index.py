@@ -81,6 +81,8 @@ class SearchHit:
     updated: str | None
     trust: str
     status: str
+    # The note's body, read from the index only when the search asked for it.
+    body: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -124,9 +126,23 @@ def _odd_syntax(query: str) -> bool:
 
 
 def _top_hits(
-    searcher: Any, query: Query, limit: int, restrict: Query | None, mask: Query | None
+    searcher: Any,
+    query: Query,
+    limit: int,
+    restrict: Query | None,
+    mask: Query | None,
+    current_first: bool = False,
 ) -> list[tuple[float, int]]:
-    """The best (score, docnum) pairs, ranked a term at a time or, failing that, by whoosh."""
+    """The best (score, docnum) pairs, ranked a term at a time or, failing that, by whoosh.
+
+    With `current_first`, superseded notes come after every current one, however they score.
+    """
+    if current_first:
+        superseded = Term("status", "superseded")
+        current = _top_hits(searcher, query, limit, None, superseded)
+        if len(current) < limit:
+            current += _top_hits(searcher, query, limit - len(current), superseded, None)
+        return current
     allow = set(searcher.docs_for_query(restrict)) if restrict is not None else None
     exclude = set(searcher.docs_for_query(mask)) if mask is not None else None
     top = top_hits(searcher, query, limit, allow=allow, exclude=exclude)
@@ -420,6 +436,7 @@ class NoteIndex:
         *,
         status: str | None = None,
         snippets: bool = True,
+        with_body: bool = False,
     ) -> list[SearchHit]:
         if not text.strip():
             return []
@@ -433,14 +450,14 @@ class NoteIndex:
             plain = _plain_terms(text)
             with memo_term_lookups(searcher):
                 try:
-                    top = _top_hits(searcher, query, limit, restrict, mask)
+                    top = _top_hits(searcher, query, limit, restrict, mask, status is None)
                 except Exception:
                     top = []
                 # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
                 # words alone are what the user most likely meant.
                 if not top and plain and _odd_syntax(text):
                     query = self.parse(plain)
-                    top = _top_hits(searcher, query, limit, restrict, mask)
+                    top = _top_hits(searcher, query, limit, restrict, mask, status is None)
             # An index with no documents has no columns to read hits from.
             if not top:
                 return []
@@ -451,8 +468,8 @@ class NoteIndex:
                 path, note_id, title, tags, updated, trust, status = pickle.loads(cards[docnum])
                 snippet: str = ""
                 spans: list[tuple[int, int]] = []
+                body = bodies[docnum].decode("utf-8") if snippets or with_body else ""
                 if snippets:
-                    body = bodies[docnum].decode("utf-8")
                     snippet, spans = make_snippet(body, terms, stem_word)
                 hits.append(
                     SearchHit(
@@ -466,6 +483,7 @@ class NoteIndex:
                         updated=updated,
                         trust=trust or "",
                         status=status or "",
+                        body=body if with_body else "",
                     )
                 )
             return hits
@@ -484,6 +502,11 @@ class NoteIndex:
                     for field_name in ("title", "body")
                 )
             return counts
+
+    def note_count(self) -> int:
+        """How many notes the index holds."""
+        with self._search_lock:
+            return int(self._current_searcher().doc_count())
 
     def paths_mentioning(self, text: str) -> list[str] | None:
         """Paths of the notes whose body holds every indexed word of `text`, in any order.
