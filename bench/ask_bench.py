@@ -199,7 +199,7 @@ async def measure(vault: Vault, asked: list[str]) -> dict[str, list[float]]:
         started = time.perf_counter()
         pack = build_pack(
             question=question, resolved_question=found.resolved_question, followup=found.followup,
-            settings=settings, evidence=found.candidates, terms=found.terms,
+            settings=settings, evidence=found.candidates, terms=found.terms, weights=found.weights,
             recent_turns=engine.memory.live_turns(MAX_RECENT_TURNS, only_ok=True),
             memory=engine.memory.ranked(),
         )  # fmt: skip

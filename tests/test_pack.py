@@ -182,3 +182,87 @@ def test_preview_without_a_question_packs_memory_and_turns_only() -> None:
     assert pack.section("question").messages == []
     assert pack.section("recent_turns").items
     assert pack.to_dict()["total_tokens"] == pack.total_tokens
+
+
+# -- passages ------------------------------------------------------------------------------------
+
+
+def _long_note(rank: int, title: str, topic: str, paragraphs: int) -> EvidenceCandidate:
+    body = "\n\n".join(
+        f"Paragraph {index} of {title} is about {topic} and little else, at some length, "
+        "to take room in the pack." * 2
+        for index in range(paragraphs)
+    )
+    return note(rank, title, body)
+
+
+def test_one_long_note_cannot_crowd_out_the_others() -> None:
+    evidence = [_long_note(1, "Giant", "storms", 80)] + [
+        note(rank, f"Small {rank}", f"Storms on world {rank} last for years.")
+        for rank in range(2, 8)
+    ]
+    pack = build_pack(
+        question="How long do storms last?",
+        settings=AskSettings(),
+        evidence=evidence,
+        weights={"storms": 2.0, "last": 1.0},
+    )
+    delivered = [item.label for item in pack.notes()]
+    assert {f"Small {rank}" for rank in range(2, 8)} <= set(delivered)
+    giant = next(item for item in pack.notes() if item.label == "Giant")
+    assert giant.trimmed and "passages" in giant.why
+    assert pack.section("evidence").tokens <= AskSettings().evidence_tokens
+
+
+def test_the_evidence_budget_is_filled_with_the_best_passages_not_whole_notes() -> None:
+    filler = "\n\n".join(f"Unrelated paragraph {index} about the weather." for index in range(40))
+    answer = "The spin period of Haumea is about four hours."
+    evidence = [
+        note(rank, f"Note {rank}", f"{filler}\n\n{answer if rank == 6 else 'Nothing here.'}")
+        for rank in range(1, 9)
+    ]
+    pack = build_pack(
+        question="What is the spin period of Haumea?",
+        settings=AskSettings(evidence_tokens=600),
+        evidence=evidence,
+        weights={"spin": 3.0, "period": 2.0, "haumea": 4.0},
+    )
+    first = pack.notes()[0]
+    assert first.label == "Note 6" and first.number == 1
+    assert first.why.startswith("search rank 6; holds spin, period, haumea; ")
+    assert answer in pack.raw_text()
+    # What is left of the budget goes to other passages, until the cap is nearly spent.
+    assert 600 - 24 <= pack.section("evidence").tokens <= 600
+    assert len(pack.notes()) > 1
+
+
+def test_every_item_says_why_it_is_there() -> None:
+    pack = build_pack(
+        question="How many moons?",
+        settings=AskSettings(),
+        evidence=NOTES,
+        terms=["moon"],
+        recent_turns=[turn(1), turn(2)],
+        memory=[Entry("m1", 1, "Earlier the user asked about Mars.", ["t0001"])],
+    )
+    for section in pack.sections:
+        for item in section.items:
+            assert item.why, (section.name, item.label)
+    jupiter = pack.notes()[0]
+    assert "search rank 1" in jupiter.why and "moon" in jupiter.why
+    assert pack.section("recent_turns").items[0].why == "the latest turn"
+    assert pack.to_dict()["sections"][3]["items"][0]["why"] == jupiter.why
+
+
+def test_a_passage_that_does_not_fit_is_cut_between_sentences() -> None:
+    body = " ".join(f"Sentence {index} says something about rings and ice." for index in range(40))
+    pack = build_pack(
+        question="rings?",
+        settings=AskSettings(evidence_tokens=160),
+        evidence=[note(1, "Rings", body)],
+        terms=["ring"],
+    )
+    text = pack.section("evidence").messages[0].content
+    quoted = text.split(">>>\n", 1)[1].rsplit("\n<<<END", 1)[0]
+    assert quoted.endswith("rings and ice.")
+    assert pack.notes()[0].trimmed

@@ -171,6 +171,7 @@ class AskEngine:
             settings=settings,
             evidence=retrieval.candidates,
             terms=retrieval.terms,
+            weights=retrieval.weights,
             recent_turns=self.memory.live_turns(MAX_RECENT_TURNS, only_ok=True),
             memory=self.memory.ranked(),
         )

@@ -9,17 +9,15 @@ chose; it is not a second search engine.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lore.core.tokens import estimate_tokens, truncate_to_tokens
+from lore.core.tokens import estimate_tokens
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n+")
 _LONG_PARAGRAPH_CHARS = 700
-GAP = "\n…\n"
 
 # Kept as text so the list reads as prose; split once at import.
 _STOPWORD_TEXT = """
@@ -66,15 +64,49 @@ _MEASURE_TEXT = "long many much big far old often large small tall heavy hot col
 _MEASURE_WORDS = frozenset(_MEASURE_TEXT.split())
 
 
-def question_words(question: str) -> list[str]:
-    """`content_words` of a question, without the measure word of "how long", "how big"…"""
-    found = words(question)
-    measures = {
+def _measures(found: list[str]) -> list[str]:
+    return [
         found[index + 1]
         for index, word in enumerate(found[:-1])
         if word == "how" and found[index + 1] in _MEASURE_WORDS
-    }
+    ]
+
+
+def question_words(question: str) -> list[str]:
+    """`content_words` of a question, without the measure word of "how long", "how big"…"""
+    measures = set(_measures(words(question)))
     return [word for word in content_words(question) if word not in measures]
+
+
+# What an answer to "how big", "how far"… tends to say. Hints for choosing among passages and
+# sentences that are already about the subject, never words to search for.
+_MEASURE_HINT_TEXT = {
+    "big": "diameter radius size across wide km kilometres miles mass largest smallest",
+    "large": "diameter radius size across wide km kilometres miles mass largest",
+    "small": "diameter radius size across km kilometres miles smallest",
+    "far": "distance km kilometres miles million au light years away from",
+    "long": "days hours years minutes period takes lasts length km",
+    "old": "years billion million age ago formed",
+    "often": "every days hours years period times",
+    "fast": "speed km per second hour hours rotates rotation spins every faster fastest",
+    "hot": "temperature degrees °c celsius kelvin",
+    "cold": "temperature degrees °c celsius kelvin",
+    "heavy": "mass kg kilograms tonnes weighs",
+    "deep": "depth km kilometres deep",
+    "tall": "height km kilometres high",
+    "wide": "width km kilometres across wide",
+    "many": "number",
+    "much": "amount",
+}
+MEASURE_HINTS = {word: tuple(text.split()) for word, text in _MEASURE_HINT_TEXT.items()}
+
+
+def measure_hints(question: str) -> list[str]:
+    """The words an answer to the question's "how big", "how far"… would likely hold."""
+    hints: dict[str, None] = {}
+    for measure in _measures(words(question)):
+        hints.update(dict.fromkeys(MEASURE_HINTS.get(measure, ())))
+    return list(hints)
 
 
 def content_terms(text: str) -> list[str]:
@@ -86,88 +118,108 @@ def split_sentences(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Passage:
     position: int
     text: str
-    tokens: int
+    # Where the passage lies in the text it was cut from: text[start:end] holds it.
+    start: int = 0
+    end: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return estimate_tokens(self.text)
 
 
 def split_passages(body: str) -> list[Passage]:
     """Paragraphs of `body`, long ones split into runs of sentences of a readable size."""
     passages: list[Passage] = []
-    for paragraph in _PARAGRAPH_BREAK.split(body):
-        paragraph = paragraph.strip()
+    cursor = 0
+    for raw in _PARAGRAPH_BREAK.split(body):
+        at = body.find(raw, cursor)
+        cursor = at + len(raw)
+        paragraph = raw.strip()
         if not paragraph:
             continue
+        begin = at + len(raw) - len(raw.lstrip())
         if len(paragraph) <= _LONG_PARAGRAPH_CHARS:
-            pieces = [paragraph]
-        else:
-            pieces = []
-            current = ""
-            for sentence in split_sentences(paragraph):
-                if current and len(current) + len(sentence) > _LONG_PARAGRAPH_CHARS:
-                    pieces.append(current)
-                    current = ""
-                current = f"{current} {sentence}".strip()
-            if current:
-                pieces.append(current)
-        for piece in pieces:
-            passages.append(Passage(len(passages), piece, estimate_tokens(piece)))
+            passages.append(Passage(len(passages), paragraph, begin, begin + len(paragraph)))
+            continue
+        current: list[str] = []
+        length = 0
+        piece_start = seen = begin
+        for sentence in split_sentences(paragraph):
+            found = body.find(sentence, seen)
+            if current and length + len(sentence) > _LONG_PARAGRAPH_CHARS:
+                passages.append(Passage(len(passages), " ".join(current), piece_start, seen))
+                current, length, piece_start = [], 0, found
+            current.append(sentence)
+            length += len(sentence) + 1
+            seen = found + len(sentence)
+        if current:
+            passages.append(Passage(len(passages), " ".join(current), piece_start, seen))
     return passages
 
 
-def overlap_score(text: str, terms: Iterable[str]) -> float:
-    """How many distinct `terms` appear in `text`, with a little credit for repeats."""
-    wanted = set(terms)
-    if not wanted:
-        return 0.0
-    found: dict[str, int] = {}
-    for word in words(text):
-        key = stem(word)
-        if key in wanted:
-            found[key] = found.get(key, 0) + 1
-    return len(found) + 0.1 * sum(min(count, 5) - 1 for count in found.values())
+_HEADING_LINE = re.compile(r"^#{1,6}[ \t]")
+# What may end a sentence, closing quotes and brackets included.
+_ENDS_SENTENCE = re.compile(r"[.!?…。！？][\"'’”)\]]*$")
+# A line that starts like a list item, a heading or a quote begins something of its own.
+_STARTS_OWN = re.compile(r"^(?:[#>*+\-•]|\d+[.)]\s|[A-ZÀ-ÖØ-ÞΑ-ΩА-Я])")
 
 
-def excerpt(body: str, terms: list[str], max_tokens: int) -> tuple[str, bool]:
-    """The passages of `body` that best match `terms`, in their original order, within
-    `max_tokens`. Returns (text, trimmed); "" when nothing fits.
-    """
-    body = body.strip()
-    if max_tokens <= 0 or not body:
-        return "", bool(body)
-    if estimate_tokens(body) <= max_tokens:
-        return body, False
-    passages = split_passages(body)
-    # The opening passage usually says what the note is about, so it gets a small head start.
-    ranked = sorted(
-        passages,
-        key=lambda p: (
-            -(overlap_score(p.text, terms) + (0.5 if p.position == 0 else 0)),
-            p.position,
-        ),
-    )
-    chosen: list[Passage] = []
-    gap_tokens = estimate_tokens(GAP)
-    used = 0
-    for passage in ranked:
-        cost = passage.tokens + (gap_tokens if chosen else 0)
-        if used + cost <= max_tokens:
-            chosen.append(passage)
-            used += cost
-    if not chosen:
-        best = ranked[0].text if ranked else body
-        return truncate_to_tokens(best, max_tokens), True
-    chosen.sort(key=lambda p: p.position)
-    parts: list[str] = []
-    previous = -1
-    for passage in chosen:
-        if parts and passage.position != previous + 1:
-            parts.append("…")
-        parts.append(passage.text)
-        previous = passage.position
-    text = "\n\n".join(parts)
-    if estimate_tokens(text) > max_tokens:
-        text = truncate_to_tokens(text, max_tokens)
-    return text, True
+def continues(previous: str, following: str) -> bool:
+    """Whether `following` finishes what `previous` left open: "the limit is approximately"
+    then "d ≈ 2.44 R", or a lead-in ending with a colon and what it introduces."""
+    previous = previous.rstrip()
+    following = following.lstrip()
+    if not previous or not following or _ENDS_SENTENCE.search(previous):
+        return False
+    return previous.endswith(":") or not _STARTS_OWN.match(following)
+
+
+_FOOTNOTE_DEFINITION = re.compile(r"^\[\^src\d+\]:")
+
+
+@lru_cache(maxsize=4096)
+def note_passages(body: str) -> tuple[Passage, ...]:
+    """`split_passages` of a note as evidence: a heading stays with the paragraph under it,
+    and the footnotes ingestion writes (which source each claim came from) are left out.
+
+    Kept for the notes asked about again (the preview packs at every keystroke)."""
+    passages: list[Passage] = []
+    heading: Passage | None = None
+    for passage in split_passages(body):
+        text = passage.text
+        if _FOOTNOTE_DEFINITION.match(text):
+            continue
+        if _HEADING_LINE.match(text) and "\n" not in text:
+            if heading is not None:
+                text = f"{heading.text}\n{text}"
+                passage = Passage(0, text, heading.start, passage.end)
+            heading = passage
+            continue
+        start = passage.start
+        if heading is not None:
+            text, start, heading = f"{heading.text}\n{text}", heading.start, None
+        passages.append(Passage(len(passages), text, start, passage.end))
+    if heading is not None:
+        passages.append(Passage(len(passages), heading.text, heading.start, heading.end))
+    return tuple(_joined(passages))
+
+
+def _joined(passages: list[Passage]) -> list[Passage]:
+    """Passages with a paragraph that leaves its sentence open joined to the one finishing it."""
+    joined: list[Passage] = []
+    for passage in passages:
+        last = joined[-1] if joined else None
+        if (
+            last is not None
+            and continues(last.text, passage.text)
+            and len(last.text) + len(passage.text) <= 2 * _LONG_PARAGRAPH_CHARS
+        ):
+            text = f"{last.text}\n{passage.text}"
+            joined[-1] = Passage(last.position, text, last.start, passage.end)
+            continue
+        joined.append(Passage(len(joined), passage.text, passage.start, passage.end))
+    return joined

@@ -1,4 +1,10 @@
-"""Which notes answer a question: follow-up resolution, then top-k from the index.
+"""Which notes answer a question: follow-up resolution, then candidates from the index.
+
+The candidates come from the same ranking as `lore search`, asked with the question's salient
+words: stopwords left out, the rarest words kept while the search stays affordable. A long
+question is one search, not a pasted page of terms. Retrieval also says what each word of
+the question is worth (`Retrieval.weights`, its idf in the vault), so the pack can choose the
+passages of the candidates that answer (see `lore.core.evidence`).
 
 Only active notes are searched (superseded notes and held or rejected claims, which live in
 quarantine/ and never in notes/, cannot be retrieved). Untrusted notes are retrieved but
@@ -13,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lore.core.evidence import idf
 from lore.core.passages import content_words, question_words, stem, words
 from lore.core.subjects import SubjectSwap, TitleLookup, names_a_subject, swap_subject
 from lore.core.turns import Turn
@@ -37,6 +44,8 @@ _PREVIOUS_CITED_TITLES = 3
 _MAX_CONTEXT_TERMS = 8
 _MAX_QUESTION_TERMS = 48
 _RERANK_EXTRA = 4
+# A word borrowed from the earlier question counts this much of its worth.
+_BORROWED_WEIGHT = 0.5
 # How much a section heading naming the question's subject adds to a note's normalised score.
 HEADING_WEIGHT = 0.5
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+)$", re.MULTILINE)
@@ -76,6 +85,9 @@ class Retrieval:
     terms: list[str]
     candidates: list[EvidenceCandidate] = field(default_factory=list)
     elapsed_ms: float = 0.0
+    # Each word of the question (and, in a follow-up, of the context it borrows) with what it
+    # is worth in matching passages: its idf in the vault, borrowed words at half.
+    weights: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -264,14 +276,13 @@ def retrieve(
             context_words.extend(content_words(title))
     # Bare words only: punctuation, quotes and field syntax from a pasted question must not
     # turn into query operators.
-    safe = list(dict.fromkeys(t for t in (re.sub(r"\W", "", word) for word in own_words) if t))
+    safe = list(dict.fromkeys(t for t in (_bare(word) for word in own_words) if t))
     # A pasted page of text is still one search: its first words are enough to find it.
     safe = safe[:_MAX_QUESTION_TERMS]
     safe_context = [
-        t
-        for t in dict.fromkeys(re.sub(r"\W", "", word) for word in context_words)
-        if t and t not in safe
+        t for t in dict.fromkeys(_bare(word) for word in context_words) if t and t not in safe
     ][:_MAX_CONTEXT_TERMS]
+    frequency: dict[str, int] = {}
     if safe or safe_context:
         frequency = vault.index.document_frequency([*safe, *safe_context])
         safe, safe_context = affordable_terms(safe, safe_context, frequency)
@@ -282,31 +293,31 @@ def retrieve(
         followup=followup,
         query=query,
         terms=list(dict.fromkeys(stem(word) for word in own_words + context_words)),
+        weights=_weights(vault, own_words, context_words, frequency),
     )
     if query and limit > 0:
         # A few more than asked for, so a note whose section heading names the subject can
         # move up past one that merely mentions it.
         hits = vault.index.search(
-            query, limit=limit + _RERANK_EXTRA, status="active", snippets=False
+            query, limit=limit + _RERANK_EXTRA, status="active", snippets=False, with_body=True
         )
         found: list[tuple[float, EvidenceCandidate]] = []
         best = max((hit.score for hit in hits), default=0.0) or 1.0
         wanted = {stem(word) for word in own_words}
         for hit in hits:
-            note, _ = vault.load_note(hit.path)
-            if note is None or note.status != "active":
+            if hit.status != "active":
                 continue
             candidate = EvidenceCandidate(
                 rank=0,
-                note_id=note.id,
-                title=note.title,
-                path=note.path,
-                trust=note.trust,
+                note_id=hit.id,
+                title=hit.title,
+                path=hit.path,
+                trust=hit.trust,
                 score=hit.score,
-                body=note.body,
+                body=hit.body,
             )
             found.append(
-                (hit.score / best + HEADING_WEIGHT * heading_match(note.body, wanted), candidate)
+                (hit.score / best + HEADING_WEIGHT * heading_match(hit.body, wanted), candidate)
             )
         found.sort(key=lambda pair: -pair[0])
         for rank, (_, candidate) in enumerate(found[:limit], 1):
@@ -314,3 +325,32 @@ def retrieve(
             retrieval.candidates.append(candidate)
     retrieval.elapsed_ms = (time.perf_counter() - started) * 1000
     return retrieval
+
+
+def _bare(word: str) -> str:
+    return re.sub(r"\W", "", word)
+
+
+def _weights(
+    vault: Vault, own_words: list[str], context_words: list[str], frequency: dict[str, int]
+) -> dict[str, float]:
+    """What each word is worth in a passage: its idf among the vault's notes. A word the
+    search was not asked about (too many words to look up) is looked up here."""
+    missing = [
+        bare
+        for bare in dict.fromkeys(_bare(word) for word in [*own_words, *context_words])
+        if bare and bare not in frequency
+    ]
+    if missing:
+        frequency = {**frequency, **vault.index.document_frequency(missing)}
+    notes = max(1, vault.index.note_count())
+    weights: dict[str, float] = {}
+    for word in context_words:
+        held = frequency.get(_bare(word), 0)
+        if held:
+            weights[word] = _BORROWED_WEIGHT * idf(held, notes)
+    for word in own_words:
+        held = frequency.get(_bare(word), 0)
+        if held:
+            weights[word] = idf(held, notes)
+    return weights
