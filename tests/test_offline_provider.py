@@ -136,3 +136,50 @@ async def test_the_second_one_is_looked_up_in_the_context_not_as_a_word() -> Non
     reply = await collect(OfflineProvider(), _pack("and the second one?", MOONS, resolved))
     assert "[2]" in reply.text
     assert "second-largest" not in reply.text
+
+
+async def test_a_sentence_is_read_with_the_title_of_its_note() -> None:
+    notes = [("Haumea", "It spins once every four hours.", "trusted")]
+    reply = await collect(OfflineProvider(), _pack("How fast does Haumea spin?", notes))
+    assert reply.text == "From the notes: It spins once every four hours. [1]"
+
+
+async def test_a_stray_unknown_word_does_not_sink_the_answer() -> None:
+    notes = [
+        ("Mars", "Mars has two small moons, Phobos and Deimos.", "trusted"),
+        ("Titan", "Titan has a thick atmosphere of nitrogen.", "trusted"),
+    ]
+    question = "Which moons orbit Mars and what is the atmosphere of Titan? banana"
+    reply = await collect(OfflineProvider(), _pack(question, notes))
+    assert "Phobos and Deimos" in reply.text and "nitrogen" in reply.text
+    # Words the notes lack that make up half the question still mean nothing is relevant.
+    reply = await collect(OfflineProvider(), _pack("banana bread recipe for Mars", notes))
+    assert reply.text == NOTHING_RELEVANT
+
+
+async def test_a_sentence_is_never_cut() -> None:
+    body = (
+        "## The formula\n\nFor a fluid satellite, the Roche limit is approximately\n\n"
+        "d ≈ 2.44 R (ρ_M / ρ_m)^(1/3)\n\nwhere R is the radius of the primary."
+    )
+    reply = await collect(
+        OfflineProvider(), _pack("What is the Roche limit?", [("Roche", body, "trusted")])
+    )
+    assert "approximately." not in reply.text
+    assert "approximately d ≈ 2.44 R" in reply.text
+    trimmed = [("Roche", "The Roche limit for a fluid body is about …", "trusted")]
+    reply = await collect(OfflineProvider(), _pack("What is the Roche limit?", trimmed))
+    assert reply.text == NOTHING_RELEVANT
+
+
+async def test_a_pronoun_sentence_right_after_the_answer_comes_with_it() -> None:
+    notes = [
+        (
+            "Haumea",
+            "Haumea is a dwarf planet known for its rapid spin. It rotates once every 3.9 "
+            "hours. Its moons are Hiiaka and Namaka.",
+            "trusted",
+        )
+    ]
+    reply = await collect(OfflineProvider(), _pack("How fast does Haumea spin?", notes))
+    assert "It rotates once every 3.9 hours." in reply.text

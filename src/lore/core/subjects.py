@@ -169,6 +169,11 @@ def names_a_subject(text: str, titles: TitleLookup) -> bool:
     return bool(_old_subjects(text, titles))
 
 
+def named_subjects(text: str, titles: TitleLookup) -> list[str]:
+    """The note titles and names `text` mentions, in order: what "it" may point back at."""
+    return [text[span.start : span.end] for span in _old_subjects(text, titles)]
+
+
 def _tag_stems(tags: Sequence[str]) -> set[str]:
     return {stem(part) for tag in tags for part in re.split(r"[\W_]+", tag.lower()) if part}
 
