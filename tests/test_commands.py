@@ -224,3 +224,28 @@ async def test_save_files_the_last_answer_through_the_gates(
 async def test_offline_provider_is_used_by_default(ctx: CommandContext) -> None:
     reply = await collect(ctx.engine.provider, [])
     assert "nothing relevant" in reply.text
+
+
+def test_slash_ingest_reviews_with_the_configured_model_as_the_command_line_does(
+    registry: CommandRegistry,
+    ctx: CommandContext,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import lore.core.ingest as ingest_package
+
+    used: list[object] = []
+
+    def fake_ingest(vault: Vault, targets: list[str], **options: object) -> object:
+        used.append(options.get("provider"))
+        return ingest_package.IngestReport()
+
+    monkeypatch.setattr(ingest_package, "ingest", fake_ingest)
+    source = tmp_path / "doc.md"
+    source.write_text("# Doc\n\nA fact.\n", encoding="utf-8")
+    assert registry.dispatch(ctx, f"/ingest {source}").ok
+    ctx.vault.config.provider.name = "ollama"
+    ctx.vault.config.provider.model = "llama3"
+    assert registry.dispatch(ctx, f"/ingest {source}").ok
+    assert used[0] is None
+    assert used[1] is not None and getattr(used[1], "model", "") == "llama3"

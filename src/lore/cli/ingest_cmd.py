@@ -108,12 +108,9 @@ def _actor() -> str:
 
 
 def _provider(ctx: Context) -> Provider | None:
-    settings = ctx.vault.config.provider
-    if settings.name == "offline":
-        return None
-    from lore.core.providers.factory import make_provider
+    from lore.core.providers.factory import ingest_provider
 
-    return make_provider(settings)
+    return ingest_provider(ctx.vault.config.provider)
 
 
 # -- ingest -------------------------------------------------------------------------------------

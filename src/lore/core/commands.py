@@ -342,7 +342,8 @@ def context_markdown(pack: Any) -> str:
             if item.trust == "untrusted":
                 notes.append("untrusted")
             suffix = f" ({', '.join(notes)})" if notes else ""
-            lines.append(f"  - {number}{item.label}: {item.tokens} tokens{suffix}")
+            why = f" — {item.why}" if item.why else ""
+            lines.append(f"  - {number}{item.label}: {item.tokens} tokens{suffix}{why}")
     if pack.dropped:
         lines.append("\n**Dropped to fit** (lowest value first):")
         for dropped in pack.dropped[:_DROPPED_SHOWN]:
@@ -387,11 +388,13 @@ def cmd_compact(ctx: CommandContext, args: str) -> CommandResult:
 
 def cmd_ingest(ctx: CommandContext, args: str) -> CommandResult:
     from lore.core.ingest import ingest
+    from lore.core.providers.factory import ingest_provider
 
     targets = _split(args, "/ingest PATH|URL ...")
     if not targets:
         raise UsageError("usage: /ingest PATH|URL ...")
-    report = ingest(ctx.vault, targets)
+    provider = ingest_provider(ctx.vault.config.provider)
+    report = ingest(ctx.vault, targets, provider=provider)
     data = report.to_dict()
     return CommandResult(markdown=ingest_summary(data), data=data, action="refresh")
 

@@ -38,3 +38,15 @@ def make_provider(
         f"provider.name: unknown provider {settings.name!r} (expected one of "
         f"{', '.join(PROVIDER_NAMES)})"
     )
+
+
+def ingest_provider(settings: ProviderSettings) -> Provider | None:
+    """The model that extracts and reviews claims at ingest, or None to use the offline ones.
+
+    Every face ingests with this, so the review gate judges a document the same way from
+    the command line, the REPL and the app. It is a provider of its own: ingest runs on a
+    thread with its own event loop and must not share an answer's HTTP client.
+    """
+    if settings.name == "offline":
+        return None
+    return make_provider(settings)
