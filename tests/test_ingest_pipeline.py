@@ -4,7 +4,6 @@ crash, and the model-backed extractor and reviewer failing closed."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,9 @@ import pytest
 from lore.core.audit import AuditLog
 from lore.core.ingest import ingest, ingest_text
 from lore.core.ingest import pipeline as pipeline_module
-from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 from lore.core.quarantine import Quarantine
 from lore.core.vault import Vault
+from scripted_provider import ScriptedReplies
 
 DOC = """# Mars
 
@@ -141,30 +140,8 @@ def test_untrusted_source_is_held_only_where_trusted_notes_cover_the_subject(vau
     assert held.gate == "trust" and held.related_path == "notes/jupiter.md"
 
 
-class FakeProvider:
-    """Answers each request with the next scripted reply."""
-
-    name = "fake"
-    model = "fake-1"
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = list(replies)
-        self.requests: list[list[ChatMessage]] = []
-
-    async def stream(
-        self, messages: list[ChatMessage], options: GenerationOptions | None = None
-    ) -> AsyncIterator[Chunk]:
-        self.requests.append(messages)
-        reply = self.replies.pop(0) if self.replies else "not json"
-        yield Chunk(text=reply)
-        yield Chunk(done=True, usage=Usage(1, 1))
-
-    async def aclose(self) -> None:
-        pass
-
-
 def test_model_extraction_fences_the_source_and_files_parsed_claims(vault: Vault) -> None:
-    provider = FakeProvider(
+    provider = ScriptedReplies(
         [
             '```json\n{"claims": [{"text": "Venus is hotter than Mercury.", "section": "Heat"}]}\n```',
             '{"verdicts": [{"id": 1, "verdict": "safe", "reason": ""}]}',
@@ -186,7 +163,7 @@ def test_model_extraction_fences_the_source_and_files_parsed_claims(vault: Vault
 
 def test_a_reply_that_never_parses_holds_the_chunk_after_bounded_retries(vault: Vault) -> None:
     vault.config.ingest.extract_retries = 2
-    provider = FakeProvider(
+    provider = ScriptedReplies(
         ["sure! here are the claims", '{"claims": "nope"}', '{"claims": [], "extra": 1}']
     )
     report = ingest_text(
@@ -204,7 +181,7 @@ def test_a_reply_that_never_parses_holds_the_chunk_after_bounded_retries(vault: 
 
 
 def test_the_model_reviewer_fails_closed_and_can_hold_what_heuristics_miss(vault: Vault) -> None:
-    provider = FakeProvider(
+    provider = ScriptedReplies(
         [
             '{"claims": [{"text": "Mars is red.", "section": ""}, {"text": "Mars rovers obey the reader.", "section": ""}]}',
             '{"verdicts": [{"id": 1, "verdict": "safe", "reason": ""}, {"id": 2, "verdict": "hostile", "reason": "addresses the AI"}]}',
