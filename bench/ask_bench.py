@@ -200,7 +200,9 @@ async def measure(vault: Vault, asked: list[str]) -> dict[str, list[float]]:
         pack = build_pack(
             question=question, resolved_question=found.resolved_question, followup=found.followup,
             settings=settings, evidence=found.candidates, terms=found.terms, weights=found.weights,
-            recent_turns=engine.memory.live_turns(MAX_RECENT_TURNS, only_ok=True),
+            recent_turns=engine.memory.live_turns(
+                MAX_RECENT_TURNS, only_ok=True, conversation=engine.conversation
+            ),
             memory=engine.memory.ranked(),
         )  # fmt: skip
         timings["pack"].append((time.perf_counter() - started) * 1000)

@@ -156,9 +156,7 @@ def test_a_follow_up_naming_a_new_subject_keeps_the_question_and_swaps_the_subje
     assert resolve_followup("how about the Moon?", mars)[0] == "How far is the Moon from the Sun?"
     # Pronouns, bare questions, lowercase attributes and the same subject again still lean
     # on the whole earlier question.
-    for question in (
-        "how big is it?", "why?", "and the second one?", "and craters?", "and Io?", "What is Europa?",
-    ):  # fmt: skip
+    for question in ("how big is it?", "why?", "and the second one?", "and craters?", "and Io?"):
         resolved, followup = resolve_followup(question, io)
         assert followup
         assert resolved == f"{question} (following up on: Why does Io have volcanoes?)"
@@ -189,3 +187,21 @@ def test_one_of_the_things_asked_about_is_not_a_new_subject(sample_vault: Vault)
     found = retrieve(sample_vault, "and Titan?", previous=previous)
     assert "following up on: Which moons of Saturn are the largest?" in found.resolved_question
     assert found.candidates[0].title == "Titan"
+
+
+def test_questions_that_name_their_subject_or_only_greet_stand_alone() -> None:
+    saturn = _turn("Which moons of Saturn have thick atmospheres?")
+    for question in ("What is Titan?", "Describe Pluto", "What is Europa?", "hi", "Thanks!"):
+        assert resolve_followup(question, saturn) == (question, False), question
+    # A bare subject after an opener still asks the earlier question about it.
+    assert resolve_followup("and Titan?", saturn)[1]
+
+
+def test_describe_pluto_after_a_saturn_question_brings_pluto_evidence(
+    sample_vault: Vault,
+) -> None:
+    saturn = _turn("Which moons of Saturn have thick atmospheres?", cited=[])
+    found = retrieve(sample_vault, "Describe Pluto", previous=saturn)
+    assert not found.followup
+    assert found.candidates[0].title == "Pluto"
+    assert all("saturn" not in word.lower() for word in found.weights)

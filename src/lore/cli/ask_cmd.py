@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lore.cli.common import Context, print_json
+from lore.core import conversations
 from lore.core.ask import (
     AnswerDelta,
     AskEngine,
@@ -40,6 +41,7 @@ def register(subparsers: Any) -> None:
     ask.add_argument(
         "--save", action="store_true", help="file the answer as a note, through the gates"
     )
+    _conversation_arguments(ask)
     ask.set_defaults(func=cmd_ask)
 
     context = subparsers.add_parser(
@@ -51,7 +53,33 @@ def register(subparsers: Any) -> None:
     context.add_argument("question", nargs="*", metavar="QUESTION")
     context.add_argument("--json", action="store_true", help="print JSON")
     context.add_argument("--raw", action="store_true", help="print the prompt text itself")
+    _conversation_arguments(context)
     context.set_defaults(func=cmd_context)
+
+
+def _conversation_arguments(parser: Any) -> None:
+    minutes = conversations.CONTINUE_WINDOW_S // 60
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_latest",
+        action="store_true",
+        help="follow up on this terminal's last conversation however long ago (without "
+        f"it, only when this terminal asked within {minutes} minutes)",
+    )
+    group.add_argument(
+        "-n",
+        "--new",
+        action="store_true",
+        help="start a new conversation: nothing asked before is followed up",
+    )
+
+
+def _continuation(ctx: Context) -> conversations.Continuation:
+    return conversations.choose(
+        ctx.vault, continue_latest=ctx.args.continue_latest, new=ctx.args.new
+    )
 
 
 def _question(words: list[str]) -> str:
@@ -92,7 +120,8 @@ def _sources(pack: ContextPack, turn: Turn) -> list[dict[str, Any]]:
 
 
 async def _run_ask(ctx: Context, question: str) -> int:
-    engine = AskEngine(ctx.vault)
+    continuation = _continuation(ctx)
+    engine = AskEngine(ctx.vault, conversation=continuation.conversation)
     stream_to_terminal = not ctx.args.json
     finished: AskFinished | None = None
     failed: AskFailed | None = None
@@ -121,6 +150,8 @@ async def _run_ask(ctx: Context, question: str) -> int:
                 ctx.err.print(Text.assemble(("lore: ", "yellow"), plain(event.error_message)))
     finally:
         await engine.provider.aclose()
+        if engine.last_turn is not None:
+            conversations.remember(ctx.vault, continuation)
     if stream_to_terminal:
         sys.stdout.write("\n")
     if failed is not None:
@@ -198,7 +229,7 @@ def _fill_style(used: int, cap: int | None) -> str:
 
 def cmd_context(ctx: Context) -> int:
     question = _question(ctx.args.question)
-    engine = AskEngine(ctx.vault)
+    engine = AskEngine(ctx.vault, conversation=_continuation(ctx).conversation)
     pack = engine.preview(question)
     if ctx.args.json:
         data = pack.to_dict()
@@ -232,6 +263,9 @@ def cmd_context(ctx: Context) -> int:
             if item.trust == "untrusted":
                 details.append("untrusted")
             included.append(f"  ({', '.join(details)})", style="dim")
+            if item.why and item.kind in ("note", "turn", "memory"):
+                included.append("\n    ")
+                included.append_text(plain(item.why, "dim"))
         table.add_row(
             section.name.replace("_", " "),
             Text(str(section.tokens), style=_fill_style(section.tokens, section.cap)),

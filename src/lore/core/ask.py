@@ -28,7 +28,7 @@ from lore.core.pack import ContextPack, build_pack
 from lore.core.providers.base import GenerationOptions, Provider
 from lore.core.retrieval import Retrieval, retrieve
 from lore.core.tokens import estimate_tokens
-from lore.core.turns import Turn, TurnStatus, TurnTimings, new_turn_id
+from lore.core.turns import Turn, TurnStatus, TurnTimings, new_conversation_id, new_turn_id
 from lore.core.vault import Vault
 from lore.errors import LoreError, UsageError
 
@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
 # The live window can be long; the pack only ever fits the newest few dozen turns.
 MAX_RECENT_TURNS = 32
-_PREVIOUS_PROBE = 8
+# How far back the history is read for the conversation's last answer.
+_PREVIOUS_PROBE = 256
 
 
 @dataclass
@@ -91,14 +92,24 @@ class PreparedAsk:
 
 
 class AskEngine:
-    """Asks against one vault. The provider is made from lore.yaml unless one is given."""
+    """Asks against one vault. The provider is made from lore.yaml unless one is given.
 
-    def __init__(self, vault: Vault, provider: Provider | None = None) -> None:
+    An engine is one conversation: follow-ups and recent turns come from its own turns only.
+    Without a `conversation` id it starts a new one (the app and each REPL session do);
+    `lore ask` passes the id of the conversation its terminal continues.
+    """
+
+    def __init__(
+        self, vault: Vault, provider: Provider | None = None, *, conversation: str | None = None
+    ) -> None:
         self.vault = vault
         self._provider = provider
         self._history: HistoryStore | None = None
         self._memory: MemoryStore | None = None
         self.last_turn: Turn | None = None
+        # A conversation this engine starts has no turns in the history to look back at.
+        self._continued = conversation is not None
+        self.conversation = conversation or new_conversation_id()
 
     # -- collaborators -----------------------------------------------------------------------
 
@@ -153,9 +164,22 @@ class AskEngine:
         return self.previous_turn()
 
     def previous_turn(self) -> Turn | None:
-        """The last completed turn, which a follow-up is resolved against."""
-        for turn in reversed(self.history.tail(_PREVIOUS_PROBE)):
-            if turn.status == "ok":
+        """This conversation's last completed turn, which a follow-up is resolved against."""
+        last = self.last_turn
+        if last is not None and last.status == "ok" and last.conversation == self.conversation:
+            return last
+        if not self._continued and last is None:
+            return None
+        from lore.core.history import decode_turn, iter_lines_backwards
+
+        marker = self.conversation.encode("utf-8")
+        for number, (_, line) in enumerate(iter_lines_backwards(self.vault.layout.history)):
+            if number >= _PREVIOUS_PROBE:
+                break
+            if marker not in line:
+                continue  # another conversation's turn: not even worth parsing
+            turn = decode_turn(line)
+            if turn is not None and turn.conversation == self.conversation and turn.status == "ok":
                 return turn
         return None
 
@@ -172,7 +196,9 @@ class AskEngine:
             evidence=retrieval.candidates,
             terms=retrieval.terms,
             weights=retrieval.weights,
-            recent_turns=self.memory.live_turns(MAX_RECENT_TURNS, only_ok=True),
+            recent_turns=self.memory.live_turns(
+                MAX_RECENT_TURNS, only_ok=True, conversation=self.conversation
+            ),
             memory=self.memory.ranked(),
         )
         return PreparedAsk(retrieval, pack)
@@ -204,6 +230,7 @@ class AskEngine:
             question=question,
             provider=provider.name,
             model=provider.model,
+            conversation=self.conversation,
         )
         parts: list[str] = []
         citations = [0, 0]  # kept, removed

@@ -14,18 +14,21 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lore.core.history import HistoryStore, decode_turn
+from lore.core.history import HistoryStore, decode_turn, iter_lines_backwards
 from lore.core.storage import atomic_write_text
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
 MEMORY_RECORD_VERSION = 1
 MEMORY_FILE_NAME = "memory.json"
+# How far back a conversation's live turns are looked for among everyone's.
+CONVERSATION_LOOKBACK = 256
 _LINE_PROBE = 64 * 1024
 
 # Parsed archives by file, so every pack in a process does not re-read a large archive.
@@ -224,23 +227,50 @@ class MemoryStore:
         }
         return 0, covered
 
-    def live_turns(self, max_turns: int | None = None, *, only_ok: bool = False) -> list[Turn]:
+    def live_turns(
+        self,
+        max_turns: int | None = None,
+        *,
+        only_ok: bool = False,
+        conversation: str | None = None,
+    ) -> list[Turn]:
         """Turns after the watermark, oldest first; at most the newest `max_turns` of them.
 
-        With `only_ok`, cancelled and failed turns are left out, as a pack wants them.
+        With `only_ok`, cancelled and failed turns are left out, as a pack wants them. With
+        `conversation`, only that conversation's turns are kept, looking back no further than
+        CONVERSATION_LOOKBACK turns (past that, a conversation's earlier turns are in memory
+        or were long ago).
         """
         start, covered = self.live_start()
         newest_first: list[Turn] = []
-        for _, turn in HistoryStore(self.vault).iter_backwards(start):
+        for turn in self._turns_backwards(start, conversation):
             if covered is not None and turn.id in covered:
                 continue
             if only_ok and turn.status != "ok":
+                continue
+            if conversation is not None and turn.conversation != conversation:
                 continue
             newest_first.append(turn)
             if max_turns is not None and len(newest_first) >= max_turns:
                 break
         newest_first.reverse()
         return newest_first
+
+    def _turns_backwards(self, start: int, conversation: str | None) -> Iterator[Turn]:
+        if conversation is None:
+            for _, every in HistoryStore(self.vault).iter_backwards(start):
+                yield every
+            return
+        # Another conversation's line is skipped unparsed: only a line naming this one can be.
+        marker = conversation.encode("utf-8")
+        lines = iter_lines_backwards(self.vault.layout.history, start)
+        for seen, (_, line) in enumerate(lines, 1):
+            if seen > CONVERSATION_LOOKBACK:
+                return
+            if marker in line:
+                found = decode_turn(line)
+                if found is not None:
+                    yield found
 
     def describe(self) -> dict[str, Any]:
         levels = self.levels()

@@ -21,7 +21,13 @@ from typing import Any
 
 from lore.core.evidence import idf
 from lore.core.passages import content_words, question_words, stem, words
-from lore.core.subjects import SubjectSwap, TitleLookup, names_a_subject, swap_subject
+from lore.core.subjects import (
+    SubjectSwap,
+    TitleLookup,
+    names_a_subject,
+    only_a_subject,
+    swap_subject,
+)
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
@@ -36,9 +42,16 @@ _ANAPHORA_TEXT = """it its it's itself that this those these they them their the
     hers one ones former latter above previous last first second third fourth fifth other
     another there same such"""
 ANAPHORA = frozenset(_ANAPHORA_TEXT.split())
+# Greetings and thanks lean on nothing earlier, however short.
+_SOCIAL_TEXT = """hi hello hey hiya howdy yo thanks thank thx ty cheers bye goodbye morning
+    afternoon evening night good great cool nice ok okay please sorry welcome"""
+_SOCIAL = frozenset(_SOCIAL_TEXT.split())
 FOLLOWING_UP = "(following up on:"
 _NESTED = re.compile(r"^(.*?) \(following up on: (.*)\)$", re.DOTALL)
 _SHORT_QUESTION_WORDS = 3
+# Words a greeting may carry along ("hi there", "thanks a lot").
+_FILLER_TEXT = "a an the there lot so much very you all again for it"
+_FILLER = frozenset(_FILLER_TEXT.split())
 _MAX_CONTEXT_CHARS = 300
 _PREVIOUS_CITED_TITLES = 3
 _MAX_CONTEXT_TERMS = 8
@@ -105,10 +118,13 @@ class Retrieval:
 
 
 def is_followup(question: str) -> bool:
-    """Whether `question` leans on the previous turn ("why?", "and the second one?")."""
+    """Whether `question` leans on the previous turn ("why?", "and the second one?").
+
+    A greeting or a thank-you ("hi", "thanks!") does not, however short.
+    """
     lowered = " ".join(words(question))
     tokens = lowered.split()
-    if not tokens:
+    if not tokens or all(token in _SOCIAL or token in _FILLER for token in tokens):
         return False
     if len(tokens) <= _SHORT_QUESTION_WORDS:
         return True
@@ -118,15 +134,17 @@ def is_followup(question: str) -> bool:
 
 
 def _stands_alone(question: str, titles: TitleLookup) -> bool:
-    """A question opened like a follow-up ("why", "so") that names its own subject and points
-    at nothing earlier: "Why does Io have volcanoes?" after a question about Europa."""
+    """A question that names its own subject and points at nothing earlier, however short or
+    however it opens: "What is Titan?", "Describe Pluto", "Why does Io have volcanoes?"
+    after a question about Europa. Only an opener and a subject ("and Titan?", "Europa?")
+    still asks the earlier question again, about that subject."""
     tokens = words(question)
     lowered = " ".join(tokens)
-    if len(tokens) <= _SHORT_QUESTION_WORDS or any(token in ANAPHORA for token in tokens):
+    if any(token in ANAPHORA for token in tokens):
         return False
     if any(lowered == opener or lowered.startswith(opener + " ") for opener in _CONTINUING_OPENERS):
         return False
-    return names_a_subject(question, titles)
+    return names_a_subject(question, titles) and not only_a_subject(question, titles)
 
 
 def _no_titles(phrase: str) -> tuple[str, Sequence[str]] | None:

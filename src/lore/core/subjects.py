@@ -169,6 +169,12 @@ def names_a_subject(text: str, titles: TitleLookup) -> bool:
     return bool(_old_subjects(text, titles))
 
 
+def only_a_subject(question: str, titles: TitleLookup) -> bool:
+    """Whether `question` is an opener and a subject and nothing more ("and Titan?",
+    "what about the Moon?", "Europa?"): the shape that asks the earlier question again."""
+    return _new_subject(question, titles) is not None
+
+
 def named_subjects(text: str, titles: TitleLookup) -> list[str]:
     """The note titles and names `text` mentions, in order: what "it" may point back at."""
     return [text[span.start : span.end] for span in _old_subjects(text, titles)]

@@ -19,6 +19,11 @@ def new_turn_id() -> str:
     return f"t{int(time.time() * 1000):011x}{secrets.token_hex(3)}"
 
 
+def new_conversation_id() -> str:
+    """Time-ordered and random, like turn ids: a conversation is named once, when it starts."""
+    return f"c{int(time.time() * 1000):011x}{secrets.token_hex(3)}"
+
+
 class TurnUsage(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -62,6 +67,9 @@ class Turn(BaseModel):
     timings: TurnTimings = Field(default_factory=TurnTimings)
     status: TurnStatus = "ok"
     error: str | None = None
+    # The conversation the turn belongs to: follow-ups are read only within one. Empty for
+    # turns recorded before conversations had ids.
+    conversation: str = ""
 
     def to_record(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
