@@ -58,6 +58,8 @@ def render_pack(pack: ContextPack) -> RenderableType:
             if item.trimmed:
                 label.append(" trimmed", style="yellow")
             parts.append(label)
+            if item.why:
+                parts.append(Text.assemble("    ", plain(item.why, "dim")))
     if pack.dropped:
         parts.append(Text(""))
         parts.append(
