@@ -146,8 +146,9 @@ _RULES: list[tuple[str, str]] = [
     ),
     (
         "asks the reader for an answer",
-        r"(?:^|[.!?:;]\s+|\n|\bplease\s+)(?:tell|give|show|advise|recommend|suggest\s+to|teach|provide"
-        r"|write|create|generate|list|explain\s+to)\s+me\b",
+        r"(?:^|[.!?:;,*]\s*|\n|\b(?:please|and|then|now|also|just|first|so|kindly)\s+)(?:tell|give"
+        r"|show|advise|recommend|suggest\s+to|teach|provide|write|create|generate|list|explain\s+to"
+        r"|help)\s+me\b(?!\s+(?:a\s+(?:call|ring|shout|hand|break)|know|out|with\s+this))",
     ),
     (
         "redefines the rules",
