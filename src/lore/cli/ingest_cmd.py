@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import tempfile
 from typing import Any
@@ -16,6 +15,7 @@ from lore.cli.common import Context, print_json
 from lore.config import TRUST_LEVELS, TrustLevel
 from lore.core.audit import AuditLog
 from lore.core.display_text import visible
+from lore.core.editor import editor_command
 from lore.core.ingest import IngestEvent, IngestReport, ingest
 from lore.core.providers.base import Provider
 from lore.core.quarantine import OUTDATED_NOTICE, HeldClaim, Quarantine, is_hidden_char
@@ -294,15 +294,15 @@ def cmd_quarantine_show(ctx: Context) -> int:
 
 
 def _edit_text(text: str) -> str:
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    command = editor_command()
     with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as handle:
         handle.write(text)
         name = handle.name
     try:
         try:
-            completed = subprocess.run([*shlex.split(editor), name], check=False)
+            completed = subprocess.run([*command, name], check=False)
         except OSError as exc:
-            raise UsageError(f"cannot start the editor {editor!r}: {exc.strerror}") from None
+            raise UsageError(f"cannot start the editor {command[0]!r}: {exc.strerror}") from None
         if completed.returncode != 0:
             raise UsageError(
                 f"the editor exited with status {completed.returncode}; nothing was promoted"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys
@@ -15,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from lore.cli.common import Context, print_json, read_text_argument
+from lore.core.editor import editor_command
 from lore.core.index import SearchHit
 from lore.core.notes import Note
 from lore.core.vault import init_vault
@@ -262,16 +262,11 @@ def cmd_notes_new(ctx: Context) -> int:
     return 0
 
 
-def _editor_command() -> list[str]:
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    return shlex.split(editor)
-
-
 def cmd_notes_edit(ctx: Context) -> int:
     vault = ctx.vault
     note = vault.find(ctx.args.ref)
     path = vault.resolve_inside(note.path)
-    command = [*_editor_command(), str(path)]
+    command = [*editor_command(), str(path)]
     try:
         result = subprocess.run(command, check=False)
     except FileNotFoundError:

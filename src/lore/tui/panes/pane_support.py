@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shlex
 import subprocess
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
@@ -12,6 +10,7 @@ from textual.app import App, SuspendNotSupported
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
+from lore.core.editor import editor_command
 from lore.errors import LoreError
 from lore.tui.held_text import notify_plain
 
@@ -27,16 +26,6 @@ def report_worker_failure(widget: Widget, worker: Worker[object], state: WorkerS
     else:
         message = f"{worker.name or 'background task'} failed: {type(error).__name__}: {error}"
     notify_plain(widget, message, title="Lore", severity="error", timeout=8)
-
-
-def editor_command() -> list[str]:
-    """The user's editor as an argv prefix: $VISUAL, then $EDITOR, then vi."""
-    raw = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    try:
-        parts = shlex.split(raw)
-    except ValueError:
-        parts = [raw]
-    return parts or ["vi"]
 
 
 def _suspended(app: App[object]) -> AbstractContextManager[None]:
