@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -293,9 +294,13 @@ def cmd_quarantine_show(ctx: Context) -> int:
     return 0
 
 
-def _edit_text(text: str) -> str:
+def _edit_text(text: str, folder: Path) -> str:
+    """`text` after the user edited it; the draft lives in `folder`, inside the vault."""
     command = editor_command()
-    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as handle:
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", suffix=".md", prefix="claim-", dir=folder, delete=False, encoding="utf-8"
+    ) as handle:
         handle.write(text)
         name = handle.name
     try:
@@ -331,7 +336,7 @@ def cmd_quarantine_promote(ctx: Context) -> int:
         )
     else:
         held = quarantine.get(ctx.args.id)
-        text = _edit_text(held.text) if ctx.args.edit else None
+        text = _edit_text(held.text, ctx.vault.layout.state) if ctx.args.edit else None
         promotion = quarantine.promote_and_report(held.id, trust=trust, text=text, actor=_actor())
         count = 1
     if ctx.args.json:
