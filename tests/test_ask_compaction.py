@@ -54,3 +54,25 @@ async def test_no_compaction_below_the_threshold(sample_vault: Vault) -> None:
     events = await _ask(engine, "How large is Jupiter?")
     assert not any(isinstance(event, MemoryCompacted) for event in events)
     assert MemoryStore(sample_vault).watermark is None
+
+
+async def test_a_fact_from_a_compacted_turn_reaches_a_later_pack(sample_vault: Vault) -> None:
+    sample_vault.config.history.compact_threshold_tokens = 300
+    sample_vault.config.history.keep_recent_turns = 2
+    engine = AskEngine(sample_vault)
+    first = [event for event in await _ask(engine, "How many moons does Saturn have?")]
+    answer = next(event for event in first if isinstance(event, AskFinished)).turn
+    assert "274" in answer.answer
+    for question in QUESTIONS:
+        await _ask(engine, question)
+    memory = MemoryStore(sample_vault)
+    assert answer.id not in {turn.id for turn in memory.live_turns()}
+    [entry] = [e for e in memory.levels()[1] if answer.id in e.covers]
+    # The summary keeps the turn's facts: the number, the name, the note it cited.
+    assert "274" in entry.text and "Saturn" in entry.text
+    assert "(notes: Saturn" in entry.text
+    # A new conversation, much later, still gets them in its pack's memory.
+    later = AskEngine(sample_vault).preview("Remind me how many moons Saturn has")
+    memory_text = later.section("memory").messages[0].content
+    assert "274" in memory_text
+    assert not later.section("recent_turns").items

@@ -21,11 +21,12 @@ import json
 import re
 import secrets
 import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from lore.core.fact_digest import fact_digest, roll_up
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
@@ -35,10 +36,12 @@ from lore.errors import ProviderError, VaultError
 
 _CITATION = re.compile(r" ?\[\d+(?:\s*,\s*\d+)*\]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_OFFLINE_DIGEST_CHARS = 280
-_CHARS_PER_TOKEN = 4
 _PROVIDER_DIGEST_CHARS = 1500
 _MIN_ENTRY_TOKENS = 24
+# Offline, a turn's facts get at least this many tokens of its level-1 entry.
+FACT_TOKENS_PER_TURN = 24
+# Facts are looked for in the first this many characters of a question and an answer.
+_FACT_SCAN_CHARS = 4000
 
 T = TypeVar("T")
 
@@ -167,13 +170,37 @@ def _text(record: dict[str, Any], key: str) -> str:
 
 
 class ExtractiveSummariser:
-    """Offline and deterministic: each part keeps its lead, in an equal share of the cap."""
+    """Offline and deterministic: each turn's facts in an equal share of the cap (see
+    `lore.core.fact_digest`), and summaries of summaries keeping their densest lines."""
 
     def summarise_turns(self, digests: list[str], max_tokens: int) -> str:
         return _share_out([f"- {digest}" for digest in digests], max_tokens)
 
     def summarise_entries(self, texts: list[str], max_tokens: int) -> str:
-        return _share_out([" ".join(text.split()) for text in texts], max_tokens, bullet="- ")
+        return roll_up(texts, max_tokens)
+
+
+def _fact_digester(vault: Vault, max_tokens: int) -> Digest:
+    """Fact digests of turns, naming the notes each cited by title (looked up once each)."""
+    titles: dict[str, str | None] = {}
+
+    def title_of(note_id: str) -> str | None:
+        if note_id not in titles:
+            found = vault.index.lookup(id=note_id)
+            titles[note_id] = str(found[0].get("title", "")) if found else None
+        return titles[note_id]
+
+    def digest(record: dict[str, Any]) -> str:
+        cited = record.get("cited")
+        return fact_digest(
+            _text(record, "question")[:_FACT_SCAN_CHARS],
+            _text(record, "answer")[:_FACT_SCAN_CHARS],
+            [str(note) for note in cited] if isinstance(cited, list) else [],
+            max_tokens,
+            title_of,
+        )
+
+    return digest
 
 
 def _share_out(parts: list[str], max_tokens: int, bullet: str = "") -> str:
@@ -267,10 +294,18 @@ class _LiveTurn:
     digest: str
 
 
+Digest = Callable[[dict[str, Any]], str]
+
+
 def _scan_live(
-    history: Path, start: int, covered: set[str] | None, digest_chars: int
+    history: Path,
+    start: int,
+    covered: set[str] | None,
+    digest: Digest | None = None,
+    stop: int | None = None,
 ) -> Iterator[_LiveTurn]:
-    """Each live turn with only what compaction needs, so memory stays small."""
+    """Each live turn with only what compaction needs, so memory stays small; its digest
+    only when `digest` is given, and only up to byte `stop`."""
     try:
         handle = open(history, "rb")  # noqa: SIM115 (closed by the `with` below)
     except FileNotFoundError:
@@ -281,6 +316,8 @@ def _scan_live(
         handle.seek(start)
         position = start
         for raw in handle:
+            if stop is not None and position >= stop:
+                return
             position += len(raw)
             if not raw.endswith(b"\n"):
                 continue  # a torn last line: never compact past it
@@ -295,7 +332,7 @@ def _scan_live(
                 + estimate_tokens(_text(record, "answer")),
                 end=position,
                 # Only answered turns are summarised.
-                digest=turn_digest(record, digest_chars) if ok else "",
+                digest=digest(record) if ok and digest is not None else "",
             )
 
 
@@ -448,11 +485,17 @@ def _plan(
     )
     start, covered = store.live_start()
     entry_tokens = max(_MIN_ENTRY_TOKENS, settings.memory_budget_tokens // settings.memory_fanout)
-    # Offline, a turn gets an equal share of its entry: a longer digest would be cut.
-    share_chars = entry_tokens // settings.memory_fanout * _CHARS_PER_TOKEN - 4
-    offline_chars = max(60, min(_OFFLINE_DIGEST_CHARS, share_chars))
-    digest_chars = _PROVIDER_DIGEST_CHARS if provider is not None else offline_chars
-    live = list(_scan_live(vault.layout.history, start, covered, digest_chars))
+    digest: Digest
+    if provider is not None:
+
+        def digest(record: dict[str, Any]) -> str:
+            return turn_digest(record, _PROVIDER_DIGEST_CHARS)
+
+    else:
+        # Offline, each turn keeps its facts in an equal share of its entry.
+        entry_tokens = max(entry_tokens, FACT_TOKENS_PER_TURN * settings.memory_fanout)
+        digest = _fact_digester(vault, entry_tokens // settings.memory_fanout - 1)
+    live = list(_scan_live(vault.layout.history, start, covered))
     report.live_turns_before = report.live_turns_after = len(live)
     report.live_tokens_before = report.live_tokens_after = sum(t.tokens for t in live)
     report.memory_tokens_after = report.memory_tokens_before
@@ -468,6 +511,13 @@ def _plan(
         report.reason = f"only the {len(live)} most recent turns are live; they are kept"
         return report, None
 
+    # Digests only for the turns being covered: a long backlog is read twice, not held.
+    digests = {
+        turn.id: turn.digest
+        for turn in _scan_live(vault.layout.history, start, covered, digest, to_cover[-1].end)
+    }
+    for turn in to_cover:
+        turn.digest = digests.get(turn.id, "") if turn.ok else ""
     summariser: Summariser
     summariser = ProviderSummariser(provider) if provider is not None else ExtractiveSummariser()
     planner = _Planner(state, summariser, entry_tokens, settings.memory_fanout)

@@ -57,6 +57,7 @@ TITLE_ONLY = 0.8
 OPENING = 1.2
 _WIKI_LINK = re.compile(r"\[\[([^\]|\n]+?)(?:\|([^\]\n]+))?\]\]")
 _FOOTNOTE_MARK = re.compile(r"\s*\[\^src\d+\]")
+_NUMBER = re.compile(r"\d")
 # Longer sentences are left out rather than cut: a quote ends where its sentence ends.
 MAX_SENTENCE_CHARS = 800
 # A sentence ending like this was cut to fit the pack; it is not quoted.
@@ -193,17 +194,25 @@ def _score(
         )
         score = own + borrowed
         if score and hints:
-            # "How big": of the sentences on the subject, one giving a size answers better.
-            score *= 1 + HINT_SHARE * min(1, sum(1 for hint in hints if hint in bag))
+            # "How big": of the sentences on the subject, one giving a size answers better,
+            # and any measure is given in numbers.
+            hinted = any(hint in bag for hint in hints) or _NUMBER.search(sentence.text)
+            score *= 1 + HINT_SHARE * bool(hinted)
         if (not own and on_subject) or (named and not any(name in bag for name in named)):
             score *= OFF_SUBJECT
         if sentence.opening:
             # A note's opening sentence usually says what its subject is.
             score *= OPENING
         if score and question_terms:
-            # A note titled with what the question is about ("What is Titan?" and "Titan").
-            titled = sum(weights[t] for t in question_terms if t in sentence.title_terms)
-            score *= 1 + (titled / (sum(weights[t] for t in question_terms) or 1.0)) ** 3
+            # A note titled with what the question is about ("What is Titan?" and "Titan";
+            # "How many moons does Saturn have?" and "Saturn"): the names it asks about when
+            # it names any, else its words.
+            if named:
+                share = sum(1 for name in named if name in sentence.title_terms) / len(named)
+            else:
+                titled = sum(weights[t] for t in question_terms if t in sentence.title_terms)
+                share = titled / (sum(weights[t] for t in question_terms) or 1.0)
+            score *= 1 + share**3
         if score and not any(term in sentence.text_terms for term in wanted):
             # Held only through its note's title ("It orbits…"): a sentence naming its
             # subject reads better first.

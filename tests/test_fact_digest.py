@@ -1,0 +1,55 @@
+"""Offline summaries keep a turn's facts: names, numbers, negations and the notes it cited."""
+
+from __future__ import annotations
+
+from lore.core.fact_digest import fact_digest, roll_up, telegraphic
+from lore.core.tokens import estimate_tokens
+
+
+def test_telegraphic_text_keeps_what_changes_the_meaning() -> None:
+    assert telegraphic("Pluto is not a planet, and it has five moons.") == (
+        "Pluto not planet, five moons."
+    )
+    assert telegraphic("It is larger than Mercury.") == "larger than Mercury."
+
+
+def test_a_digest_keeps_the_richest_sentences_and_names_the_cited_notes() -> None:
+    titles = {"n1": "Mars", "n2": "Phobos and Deimos"}
+    digest = fact_digest(
+        "How many moons has Mars?",
+        "From the notes: It is a cold desert world [1]. Mars has two small moons, Phobos and "
+        "Deimos [2]. They were found in 1877 [2].",
+        ["n1", "n2"],
+        19,
+        titles.get,
+    )
+    assert digest.startswith("moons Mars? → ")
+    assert "Phobos" in digest and "Deimos" in digest and "1877" in digest
+    assert "cold desert" not in digest
+    assert digest.endswith("(notes: Mars)")
+    assert "[1]" not in digest and "From the notes" not in digest
+    assert estimate_tokens(digest) <= 19
+    roomy = fact_digest("How many moons has Mars?", "Two [1].", ["n1", "n2"], 60, titles.get)
+    assert roomy == "moons Mars? → Two. (notes: Mars, Phobos and Deimos)"
+
+
+def test_a_tight_budget_still_keeps_the_first_words_of_the_best_sentence() -> None:
+    digest = fact_digest("Age?", "The Solar System formed 4.6 billion years ago.", [], 8)
+    assert estimate_tokens(digest) <= 8
+    assert "4.6" in digest
+
+
+def test_a_summary_of_summaries_names_every_part_first() -> None:
+    parts = [
+        "- Mars moons? → two: Phobos Deimos\n- weather? → cold",
+        "- Jupiter moons? → 95 known\n- storms? → Great Red Spot",
+        "- Saturn rings? → ice, rock\n- moons? → 274 known, 128 found 2025",
+    ]
+    summary = roll_up(parts, 30)
+    assert estimate_tokens(summary) <= 30
+    lines = summary.split("\n")
+    assert any("Phobos" in line for line in lines)
+    assert any("95" in line for line in lines)
+    assert any("274" in line for line in lines)
+    # In the order they were asked.
+    assert summary.index("Phobos") < summary.index("95") < summary.index("274")
