@@ -81,3 +81,15 @@ def test_an_interrupted_export_leaves_no_partial_file(tmp_path: Path) -> None:
 def test_exporting_onto_a_folder_is_refused(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="is a folder"):
         export_turns([], tmp_path)
+
+
+def test_an_export_is_durable_once_it_returns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lore.core import storage
+
+    synced: list[Path] = []
+    monkeypatch.setattr(storage, "_fsync_dir", synced.append)
+    target = tmp_path / "out" / "history.jsonl"
+    assert export_turns([_turn("one"), _turn("two")], target) == 2
+    assert synced == [target.parent]  # the rename itself is on disk, not only the data

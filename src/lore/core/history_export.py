@@ -7,17 +7,15 @@ interrupted export never leaves half a file under the name the user asked for.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, TextIO
 
 from lore.core.notes import utc_now
+from lore.core.storage import atomic_write_stream
 from lore.core.turns import Turn
-from lore.errors import UsageError, VaultError
+from lore.errors import UsageError
 
 ExportFormat = Literal["markdown", "jsonl"]
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
@@ -99,24 +97,4 @@ def export_turns(
     if path.is_dir():
         raise UsageError(f"{path} is a folder; give a file name to export to")
     chosen = fmt or format_for(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise VaultError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            count = _write_all(handle, turns, chosen, title)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise VaultError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp_name)
-        raise
-    return count
+    return atomic_write_stream(path, lambda handle: _write_all(handle, turns, chosen, title))

@@ -10,12 +10,14 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from lore.errors import VaultError
+
+T = TypeVar("T")
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -38,14 +40,28 @@ def _describe_os_error(action: str, path: Path, exc: OSError) -> VaultError:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace `path` with `data` so that readers see the old or the new file, never half."""
+    atomic_write_stream(path, lambda handle: handle.write(data), binary=True)
+
+
+def atomic_write_stream(path: Path, produce: Callable[[Any], T], *, binary: bool = False) -> T:
+    """Replace `path` with what `produce` writes to the handle it is given, atomically.
+
+    For content too large to hold in memory (an export of a long history): readers see the
+    old file or the whole new one, never half, and a failure leaves no temporary file.
+    Text is UTF-8 with "\n" line ends. Returns what `produce` returned.
+    """
+    folder = path.parent if str(path.parent) else Path(".")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
         raise _describe_os_error("write", path, exc) from None
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+        opened = (
+            os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="\n")
+        )
+        with opened as handle:
+            result = produce(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp_name, path)
@@ -57,7 +73,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(temp_name)
         raise
-    _fsync_dir(path.parent)
+    _fsync_dir(folder)
+    return result
 
 
 def atomic_write_many(files: list[tuple[Path, bytes]]) -> None:
