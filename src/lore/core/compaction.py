@@ -14,18 +14,17 @@ new one. A dry run computes the same plan and writes nothing.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import json
 import re
 import secrets
-import threading
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
+from lore.core.async_runner import AsyncRunner
 from lore.core.fact_digest import fact_digest, roll_up
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
@@ -43,7 +42,6 @@ FACT_TOKENS_PER_TURN = 24
 # Facts are looked for in the first this many characters of a question and an answer.
 _FACT_SCAN_CHARS = 4000
 
-T = TypeVar("T")
 
 
 @dataclass
@@ -228,23 +226,14 @@ class ProviderSummariser:
 
     def __init__(self, provider: Provider) -> None:
         self.provider = provider
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._thread.start()
-        self._used = False
+        self._runner = AsyncRunner()
 
     def close(self) -> None:
-        if self._used:
+        if self._runner.started:
             # The provider opened its HTTP client in this loop: close it here, not leaked.
             with contextlib.suppress(Exception):
-                self._run(self.provider.aclose())
-        # Finish the streams' async generators in their own loop, so none is left half-closed.
-        with contextlib.suppress(Exception):
-            self._run(self._loop.shutdown_asyncgens())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=5)
-        if not self._loop.is_running():
-            self._loop.close()
+                self._runner.run(self.provider.aclose())
+        self._runner.close()
 
     def summarise_turns(self, digests: list[str], max_tokens: int) -> str:
         return self._ask("Past turns, oldest first:\n" + "\n".join(digests), max_tokens)
@@ -271,15 +260,11 @@ class ProviderSummariser:
         options = GenerationOptions(
             temperature=0.0, max_tokens=max_tokens, context_tokens=prompt_tokens + max_tokens + 64
         )
-        self._used = True
-        reply = self._run(collect(self.provider, messages, options))
+        reply = self._runner.run(collect(self.provider, messages, options))
         text = reply.text.strip()
         if not text:
             raise ProviderError("the model returned an empty summary; nothing was compacted")
         return trim_to_tokens(text, max_tokens)
-
-    def _run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
 
 # -- reading the live turns -----------------------------------------------------------------

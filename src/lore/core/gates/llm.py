@@ -7,21 +7,20 @@ does not, after a bounded number of tries, is a failure the caller must treat as
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import secrets
-import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from lore.core.async_runner import AsyncRunner
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
 from lore.errors import LoreError
 
+__all__ = ["AsyncRunner", "ReplyRejected", "ask_structured", "fence", "parse_reply"]
+
 Model = TypeVar("Model", bound=BaseModel)
-T = TypeVar("T")
 _FENCED_JSON = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
@@ -79,32 +78,3 @@ async def ask_structured(
         except ReplyRejected as exc:
             last = exc.reason
     raise ReplyRejected(f"{last} (after {retries + 1} attempts)")
-
-
-class AsyncRunner:
-    """One event loop on a private thread, so synchronous code can await a provider.
-
-    A provider's HTTP client belongs to the loop it was first used on; keeping one loop for
-    a whole ingest lets every call reuse it.
-    """
-
-    def __init__(self) -> None:
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        if self._loop is None:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="lore-provider", daemon=True)
-            thread.start()
-            self._loop, self._thread = loop, thread
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
-
-    def close(self) -> None:
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            if self._thread is not None:
-                self._thread.join(timeout=5)
-            self._loop.close()
-            self._loop = None
-            self._thread = None
