@@ -15,6 +15,7 @@ from lore.config import IngestSettings
 from lore.core.ingest import ingest
 from lore.core.ingest.chunking import chunk
 from lore.core.ingest.sources import SourceError, html_to_text, read_file, read_url
+from lore.core.note_parts import split_part
 from lore.core.vault import Vault
 
 
@@ -73,7 +74,10 @@ def test_long_sources_are_chunked_without_losing_a_word() -> None:
     assert all(len(piece.text) <= 3000 for piece in chunks)
     joined = " ".join(piece.text for piece in chunks)
     assert all(sentence in joined for sentence in sentences)
-    assert {piece.section for piece in chunks} == {"Big", "Part two"}
+    # Each section is longer than a note should be, so each became numbered parts.
+    bases = {(split_part(piece.section) or (piece.section,))[0] for piece in chunks}
+    assert bases == {"Big", "Part two"}
+    assert "Big (part 1 of 10)" in {piece.section for piece in chunks}
 
 
 def test_rest_headings_become_sections() -> None:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from lore.core.note_parts import NAVIGATION
 from lore.core.tokens import estimate_tokens
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -184,14 +185,15 @@ _FOOTNOTE_DEFINITION = re.compile(r"^\[\^src\d+\]:")
 @lru_cache(maxsize=4096)
 def note_passages(body: str) -> tuple[Passage, ...]:
     """`split_passages` of a note as evidence: a heading stays with the paragraph under it,
-    and the footnotes ingestion writes (which source each claim came from) are left out.
+    and what ingestion writes about a note rather than in it (which source each claim came
+    from, the links between the parts of a long section) is left out.
 
     Kept for the notes asked about again (the preview packs at every keystroke)."""
     passages: list[Passage] = []
     heading: Passage | None = None
     for passage in split_passages(body):
         text = passage.text
-        if _FOOTNOTE_DEFINITION.match(text):
+        if _FOOTNOTE_DEFINITION.match(text) or NAVIGATION.match(text):
             continue
         if _HEADING_LINE.match(text) and "\n" not in text:
             if heading is not None:

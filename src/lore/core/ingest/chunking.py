@@ -2,7 +2,9 @@
 
 Nothing is dropped: every character of text ends up in some chunk (only whitespace between
 paragraphs and reST label lines, which are markup, are left out). A paragraph longer than a
-chunk is split between sentences, and a sentence longer than a chunk between words.
+chunk is split between sentences, and a sentence longer than a chunk between words. A section
+longer than `note_parts.PART_WORDS` words is cut, at the same boundaries, into parts that
+become notes of their own: "Title (part 2 of 5)".
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from lore.core.ingest.sources import Format
+from lore.core.note_parts import PART_WORDS, part_title
 
 _ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -18,9 +21,21 @@ _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+_:.<>])\1{2,}\s*$")
 _RST_LABEL = re.compile(
     r"^\.\.\s+_[^:]+:\s*$|^\.\.\s+(?:index|highlight|sectionauthor|moduleauthor)::.*$"
 )
-# A sentence ends at . ! ? (or their CJK forms) followed by space and an upper-case letter,
-# a digit or an opening quote; abbreviations like "e.g. the" stay together.
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+(?=[\"'(\[]?[A-ZÀ-ÖØ-Þ0-9Α-ΩА-Я])")
+# A sentence ends at . ! ? (or their CJK forms), and any closing quotes or brackets, followed
+# by space and an upper-case letter, a digit or an opening quote; abbreviations like "e.g. the"
+# stay together.
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])([\"')\]]*)\s+(?=[\"'(\[]?[A-ZÀ-ÖØ-Þ0-9Α-ΩА-Я])")
+
+
+def _sentences(text: str) -> list[str]:
+    """`text` cut after each sentence; only the spaces between sentences are left out."""
+    found: list[str] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        found.append(text[start : match.end(1)])
+        start = match.end()
+    found.append(text[start:])
+    return [sentence for sentence in found if sentence]
 
 
 @dataclass
@@ -125,7 +140,7 @@ def split_long(text: str, limit: int) -> list[str]:
     if len(text) <= limit:
         return [text]
     parts: list[str] = []
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in _sentences(text):
         parts.extend(_split_words(sentence, limit) if len(sentence) > limit else [sentence])
     return _pack(parts, limit)
 
@@ -156,19 +171,61 @@ def _pack(parts: list[str], limit: int) -> list[str]:
     return pieces
 
 
-def chunk(text: str, fmt: Format, title: str, chunk_chars: int) -> list[Chunk]:
-    """Chunks of about `chunk_chars`, never crossing a section boundary."""
+def _within_words(piece: str, limit: int) -> list[str]:
+    """`piece` cut between sentences, then words, into runs of at most `limit` words."""
+    if len(piece.split()) <= limit:
+        return [piece]
+    runs: list[str] = []
+    current: list[str] = []
+    count = 0
+    for sentence in _sentences(piece):
+        words = sentence.split()
+        while len(words) > limit:
+            if current:
+                runs.append(" ".join(current))
+                current, count = [], 0
+            runs.append(" ".join(words[:limit]))
+            words = words[limit:]
+        if current and count + len(words) > limit:
+            runs.append(" ".join(current))
+            current, count = [], 0
+        if words:
+            current.append(" ".join(words))
+            count += len(words)
+    if current:
+        runs.append(" ".join(current))
+    return runs
+
+
+def chunk(
+    text: str, fmt: Format, title: str, chunk_chars: int, part_words: int = PART_WORDS
+) -> list[Chunk]:
+    """Chunks of about `chunk_chars`, never crossing a section boundary, nor the boundary of a
+    part of `part_words` words in a longer section."""
     chunks: list[Chunk] = []
     for section in sections(text, fmt, title):
+        # (part, paragraphs) of each chunk of the section.
+        planned: list[tuple[int, list[str]]] = []
+        part = words_in_part = 0
         current: list[str] = []
         size = 0
         for paragraph in section.paragraphs:
             for piece in split_long(paragraph, chunk_chars):
-                if current and size + len(piece) > chunk_chars:
-                    chunks.append(Chunk(section.title, current, len(chunks)))
-                    current, size = [], 0
-                current.append(piece)
-                size += len(piece) + 2
+                for run in _within_words(piece, part_words):
+                    words = len(run.split())
+                    full_part = words_in_part and words_in_part + words > part_words
+                    if current and (size + len(run) > chunk_chars or full_part):
+                        planned.append((part, current))
+                        current, size = [], 0
+                    if full_part:
+                        part, words_in_part = part + 1, 0
+                    current.append(run)
+                    size += len(run) + 2
+                    words_in_part += words
         if current:
-            chunks.append(Chunk(section.title, current, len(chunks)))
+            planned.append((part, current))
+        parts = part + 1
+        for number, paragraphs in planned:
+            name = section.title if parts == 1 else part_title(section.title, number + 1, parts)
+            chunks.append(Chunk(name, paragraphs, len(chunks)))
     return chunks

@@ -17,6 +17,7 @@ from lore.config import TrustLevel
 from lore.core.display_text import clean_title
 from lore.core.gates.similarity import SimilarityIndex
 from lore.core.gates.types import TRUST_RANK, Claim
+from lore.core.note_parts import NAVIGATION, navigation, part_title, split_part
 from lore.core.notes import Note, Source, new_note_id, render_note, utc_now
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_many
@@ -44,6 +45,8 @@ def claim_paragraphs(body: str) -> list[str]:
     for block in re.split(r"\n\s*\n", body):
         block = block.strip()
         if not block or _HEADING.match(block) or _FOOTNOTE_DEF.match(block):
+            continue
+        if NAVIGATION.match(block):
             continue
         found.append(block)
     return found
@@ -155,6 +158,9 @@ class NoteChange:
 def section_title(claim: Claim) -> str:
     section = clean_title(claim.section)
     title = clean_title(claim.source_title) or "Untitled source"
+    part = split_part(section)
+    if part is not None and part[0].casefold() == title.casefold():
+        return part_title(title, part[1], part[2])  # a part of the untitled opening
     if not section or section.casefold() == title.casefold():
         return title
     return f"{title} — {section}"
@@ -238,7 +244,12 @@ class Filer:
     @staticmethod
     def _rewrite_body(note: Note, new_paragraphs: list[str]) -> None:
         lines = [line for line in note.body.rstrip().split("\n") if not _FOOTNOTE_DEF.match(line)]
-        body = "\n\n".join(part for part in ["\n".join(lines).strip(), *new_paragraphs] if part)
+        # A part of a long section opens with the links to the parts beside it.
+        links = navigation(note.title)
+        lines = [line for line in lines if not NAVIGATION.match(line)]
+        body = "\n\n".join(
+            part for part in [links, "\n".join(lines).strip(), *new_paragraphs] if part
+        )
         definitions = [
             f"[^src{number}]: {source.title or source.uri} <{source.uri}>"
             for number, source in enumerate(note.sources, 1)
