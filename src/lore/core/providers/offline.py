@@ -132,8 +132,9 @@ def _evidence_sentences(messages: list[ChatMessage]) -> list[_Sentence]:
                 if len(clean) > MAX_SENTENCE_CHARS:
                     continue
                 opening = not sentences or sentences[-1].number != number
+                text_terms = frozenset(stem(word) for word in words(clean))
                 sentences.append(
-                    _Sentence(number, position, clean, untrusted, title_terms, opening=opening)
+                    _Sentence(number, position, clean, untrusted, title_terms, text_terms, opening)
                 )
     return sentences
 
@@ -165,8 +166,6 @@ def _score(
     its commonest word.
     """
     # A sentence is read with its note's title: "It spins fast" in "Haumea" is about Haumea.
-    for sentence in sentences:
-        sentence.text_terms = frozenset(stem(word) for word in words(sentence.text))
     bags = [sentence.text_terms | sentence.title_terms for sentence in sentences]
     total = len(sentences)
     weights: dict[str, float] = {}
@@ -233,7 +232,7 @@ def _held_words(
     held words are half or less, every word stays, and the missing ones outweigh the rest."""
     held: set[str] = set()
     for sentence in sentences:
-        held.update(stem(word) for word in words(sentence.text))
+        held.update(sentence.text_terms)
         held.update(sentence.title_terms)
     wanted = list(dict.fromkeys([*question_terms, *context_terms]))
     known = [term for term in wanted if term in held]
