@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from history_helpers import bulk_append
 from lore.core.history import HistoryStore, TurnNotFound, iter_lines_backwards
 from lore.core.storage import encode_record
 from lore.core.turns import Turn
@@ -255,3 +256,19 @@ def test_two_processes_appending_keep_one_consistent_index(vault: Vault) -> None
     assert [t.question for t in fresh.read_range(295, 340)] == [
         f"question {n}" for n in range(295, 340)
     ]
+
+
+def test_a_cancelled_search_stops_reading(vault: Vault) -> None:
+    store = HistoryStore(vault)
+    filler = "word " * 100
+    bulk_append(vault, [make_turn(n, f"question {n} about moons", filler) for n in range(3000)])
+    asked = 0
+
+    def cancelled() -> bool:
+        nonlocal asked
+        asked += 1
+        return asked > 2
+
+    found = list(store.iter_search("moons", cancelled=cancelled))
+    everything = list(store.iter_search("moons"))
+    assert 0 < len(found) < len(everything) == 3000

@@ -13,7 +13,7 @@ import itertools
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from lore.core.history_index import HistoryIndex
@@ -176,15 +176,21 @@ class HistoryStore:
             return []
         return list(itertools.islice(self.iter_search(query), limit))
 
-    def iter_search(self, query: str) -> Iterator[Turn]:
+    def iter_search(
+        self, query: str, *, cancelled: Callable[[], bool] | None = None
+    ) -> Iterator[Turn]:
         """`search` as a stream, so a caller can show hits as they come and stop at will.
 
         Blocks of the file that cannot hold every word are skipped without parsing a line.
+        `cancelled` is asked once per block; the stream ends as soon as it says yes, so a
+        search the user has typed past stops reading.
         """
         matcher = TurnMatcher(query)
         if not matcher:
             return
         for offset, block in iter_blocks_backwards(self.path):
+            if cancelled is not None and cancelled():
+                return
             if not matcher.may_match(block):
                 continue
             for _, line in _lines_backwards(offset, block):

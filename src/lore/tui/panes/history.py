@@ -3,6 +3,7 @@ state of the compressed memory with a key to compact now."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +19,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
-from lore.core.history import HistoryStore, TurnMatcher, decode_turn, iter_lines_backwards
+from lore.core.history import HistoryStore
 from lore.core.history_export import export_turns, turn_markdown, turn_summary
 from lore.core.memory_status import MemoryStatus, memory_status
 from lore.core.turns import Turn
@@ -326,22 +327,12 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-search")
     def _search(self, text: str) -> None:
-        # HistoryStore.search, made to stop as soon as the user types on: a scan of a long
-        # history takes a while, and one left running per keystroke would slow the next.
+        # Stopped as soon as the user types on: a scan of a long history takes a while, and
+        # one left running per keystroke would slow the next.
         worker = get_current_worker()
         self.app.call_from_thread(self._searching, text)
-        matcher = TurnMatcher(text)
-        found: list[Turn] = []
-        for number, (_, line) in enumerate(iter_lines_backwards(self.store.path)):
-            if number % 512 == 0 and worker.is_cancelled:
-                return
-            if not matcher.may_match(line):
-                continue
-            turn = decode_turn(line)
-            if turn is not None and matcher.matches(turn):
-                found.append(turn)
-                if len(found) >= SEARCH_LIMIT:
-                    break
+        hits = self.store.iter_search(text, cancelled=lambda: worker.is_cancelled)
+        found = list(itertools.islice(hits, SEARCH_LIMIT))
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show_found, text, found)
 
