@@ -249,3 +249,25 @@ def test_slash_ingest_reviews_with_the_configured_model_as_the_command_line_does
     assert registry.dispatch(ctx, f"/ingest {source}").ok
     assert used[0] is None
     assert used[1] is not None and getattr(used[1], "model", "") == "llama3"
+
+
+def test_slash_compact_summarises_with_a_provider_of_its_own(
+    registry: CommandRegistry, ctx: CommandContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lore.core.compaction as compaction
+
+    used: list[object] = []
+    real_compact = compaction.compact
+
+    def fake_compact(vault: Vault, **options: object) -> object:
+        used.append(options.get("provider"))
+        return real_compact(vault, provider=None, dry_run=True)
+
+    monkeypatch.setattr(compaction, "compact", fake_compact)
+    ctx.vault.config.provider.name = "ollama"
+    ctx.vault.config.provider.model = "llama3"
+    answering = ctx.engine.provider
+    assert registry.dispatch(ctx, "/compact").ok
+    # The answer's client belongs to the app's event loop; compaction runs on its own.
+    assert used[0] is not None and used[0] is not answering
+    assert getattr(used[0], "model", "") == "llama3"

@@ -225,10 +225,10 @@ def cmd_compact(ctx: Context) -> int:
     vault = ctx.vault
     settings = vault.config.provider
     provider = None
-    if settings.name != "offline" and not ctx.args.dry_run:
-        from lore.core.providers.factory import make_provider
+    if not ctx.args.dry_run:
+        from lore.core.providers.factory import background_provider
 
-        provider = make_provider(settings)
+        provider = background_provider(settings)
     try:
         report = compact(vault, provider=provider, dry_run=ctx.args.dry_run)
     finally:

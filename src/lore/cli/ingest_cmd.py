@@ -109,9 +109,9 @@ def _actor() -> str:
 
 
 def _provider(ctx: Context) -> Provider | None:
-    from lore.core.providers.factory import ingest_provider
+    from lore.core.providers.factory import background_provider
 
-    return ingest_provider(ctx.vault.config.provider)
+    return background_provider(ctx.vault.config.provider)
 
 
 # -- ingest -------------------------------------------------------------------------------------

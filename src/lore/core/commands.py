@@ -364,15 +364,14 @@ def cmd_context(ctx: CommandContext, args: str) -> CommandResult:
 
 def cmd_compact(ctx: CommandContext, args: str) -> CommandResult:
     from lore.core.compaction import compact
+    from lore.core.providers.factory import background_provider
 
     words = _split(args, "/compact [--dry-run]")
     if any(word not in ("--dry-run", "-n") for word in words):
         raise UsageError("usage: /compact [--dry-run]")
     dry_run = bool(words)
-    provider = ctx.engine.provider
-    report = compact(
-        ctx.vault, provider=None if provider.name == "offline" else provider, dry_run=dry_run
-    )
+    provider = None if dry_run else background_provider(ctx.vault.config.provider)
+    report = compact(ctx.vault, provider=provider, dry_run=dry_run)
     data = report.to_dict()
     verb = "would compact" if dry_run else "compacted"
     if report.compacted or (dry_run and report.turns_covered):
@@ -388,12 +387,12 @@ def cmd_compact(ctx: CommandContext, args: str) -> CommandResult:
 
 def cmd_ingest(ctx: CommandContext, args: str) -> CommandResult:
     from lore.core.ingest import ingest
-    from lore.core.providers.factory import ingest_provider
+    from lore.core.providers.factory import background_provider
 
     targets = _split(args, "/ingest PATH|URL ...")
     if not targets:
         raise UsageError("usage: /ingest PATH|URL ...")
-    provider = ingest_provider(ctx.vault.config.provider)
+    provider = background_provider(ctx.vault.config.provider)
     report = ingest(ctx.vault, targets, provider=provider)
     data = report.to_dict()
     return CommandResult(markdown=ingest_summary(data), data=data, action="refresh")

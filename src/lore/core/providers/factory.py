@@ -40,12 +40,12 @@ def make_provider(
     )
 
 
-def ingest_provider(settings: ProviderSettings) -> Provider | None:
-    """The model that extracts and reviews claims at ingest, or None to use the offline ones.
+def background_provider(settings: ProviderSettings) -> Provider | None:
+    """The model for work done on a thread of its own (ingest, compaction), or None offline.
 
-    Every face ingests with this, so the review gate judges a document the same way from
-    the command line, the REPL and the app. It is a provider of its own: ingest runs on a
-    thread with its own event loop and must not share an answer's HTTP client.
+    Every face calls this, so the review gate and the summaries judge the same way from the
+    command line, the REPL and the app. It is a provider of its own: that work runs on its
+    own event loop and must not share an answer's HTTP client.
     """
     if settings.name == "offline":
         return None

@@ -405,11 +405,9 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-compact")
     def _compact(self) -> None:
         from lore.core.compaction import compact
+        from lore.core.providers.factory import background_provider
 
-        provider = getattr(self.app, "provider", None)
-        if provider is not None and getattr(provider, "name", "") == "offline":
-            provider = None  # the offline provider summarises extractively either way
-        report = compact(self.vault, provider=provider)
+        report = compact(self.vault, provider=background_provider(self.vault.config.provider))
         if report.compacted:
             message = (
                 f"Compacted {report.turns_covered:,} turns: live history "
