@@ -76,3 +76,21 @@ async def test_a_fact_from_a_compacted_turn_reaches_a_later_pack(sample_vault: V
     memory_text = later.section("memory").messages[0].content
     assert "274" in memory_text
     assert not later.section("recent_turns").items
+
+
+async def test_compaction_after_an_answer_never_borrows_the_answers_client(
+    sample_vault: Vault,
+) -> None:
+    from scripted_provider import ScriptedReplies
+
+    sample_vault.config.history.compact_threshold_tokens = 100
+    sample_vault.config.history.keep_recent_turns = 2
+    answering = ScriptedReplies(["Jupiter is large [1]."] * len(QUESTIONS))
+    engine = AskEngine(sample_vault, answering)
+    compacted = 0
+    for question in QUESTIONS:
+        events = await _ask(engine, question)
+        compacted += sum(isinstance(event, MemoryCompacted) for event in events)
+    assert compacted
+    # Every request the answering provider saw was an answer, none a summary.
+    assert len(answering.requests) == len(QUESTIONS)

@@ -33,12 +33,14 @@ from rich.text import Text
 from lore.core.ask import (
     AnswerDelta,
     AskEngine,
+    AskEvent,
     AskFailed,
     AskFinished,
     AskStarted,
     CompactionFailed,
     MemoryCompacted,
 )
+from lore.core.ask_notices import notice_for
 from lore.core.commands import (
     CommandContext,
     CommandRegistry,
@@ -245,17 +247,9 @@ class ChatSession:
                         waiting = None
                     self._write_answer(event.text)
                 elif isinstance(event, AskFinished):
-                    self._finished(event.turn, event.pack, event.citations_removed)
-                elif isinstance(event, AskFailed):
-                    self.error(event.error_message)
-                elif isinstance(event, MemoryCompacted):
-                    report = event.report
-                    self.note(
-                        f"(compacted {report.turns_covered} older turns into memory: live history "
-                        f"{report.live_tokens_before} → {report.live_tokens_after} tokens)"
-                    )
-                elif isinstance(event, CompactionFailed):
-                    self.error(event.error_message)
+                    self._finished(event)
+                elif isinstance(event, AskFailed | MemoryCompacted | CompactionFailed):
+                    self._notice(event)
         finally:
             if waiting is not None:
                 waiting.cancel()
@@ -270,13 +264,18 @@ class ChatSession:
         if pack.followup and pack.resolved_question != pack.question:
             self.note(f"(read as: {pack.resolved_question})")
 
-    def _finished(self, turn: Turn, pack: ContextPack, citations_removed: int) -> None:
-        if citations_removed:
-            plural = "s" if citations_removed != 1 else ""
-            self.note(
-                f"{citations_removed} citation{plural} to notes that were not in the context "
-                "removed from the saved answer"
-            )
+    def _notice(self, event: AskEvent) -> None:
+        notice = notice_for(event)
+        if notice is None:
+            return
+        if notice.level == "info":
+            self.note(f"({notice.text})")
+        else:
+            self.error(notice.text)
+
+    def _finished(self, event: AskFinished) -> None:
+        turn, pack = event.turn, event.pack
+        self._notice(event)
         self._end_answer_line()
         sources = cited_sources(turn, pack)
         if sources:

@@ -9,6 +9,7 @@ from pane_harness import wait_until
 from textual.widgets import Markdown
 
 from lore.core.history import HistoryStore
+from lore.core.memory import MemoryStore
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 from lore.core.vault import Vault
 from lore.tui.app import LoreApp
@@ -288,3 +289,28 @@ async def test_prompt_is_compact_without_a_border_of_its_own(sample_vault: Vault
         prompt.compact = False
         assert not prompt.has_class("-textual-compact")
         assert prompt.styles.border_top[0] == "tall"
+
+
+async def test_compaction_after_an_answer_is_told_to_the_user(sample_vault: Vault) -> None:
+    sample_vault.config.history.compact_threshold_tokens = 100
+    sample_vault.config.history.keep_recent_turns = 2
+    provider = ScriptedProvider("Europa has an ocean under its ice [1].", delay=0.001)
+    app = LoreApp(sample_vault, provider)
+    async with app.run_test(size=(120, 36)) as pilot:
+        questions = [
+            "How large is Jupiter?",
+            "What is the Great Red Spot?",
+            "Which moon of Saturn has a thick atmosphere?",
+            "What did Voyager 1 discover?",
+            "Where is the Kuiper belt?",
+            "What heats the interior of Io?",
+        ]
+        for question in questions:
+            await type_and_send(pilot, app, question)
+            await wait_until(lambda: app.query_one(PromptArea).text == "")
+            await wait_until(lambda: not ask_pane(app).is_asking, timeout=30)
+        assert MemoryStore(sample_vault).levels(), "the asks never passed the threshold"
+        await wait_until(
+            lambda: any("into memory" in n.message for n in app._notifications),
+            message="compaction happened but the app said nothing",
+        )

@@ -21,6 +21,7 @@ from lore.core.ask import (
     MemoryCompacted,
     save_answer,
 )
+from lore.core.ask_notices import AskNotice, notice_for
 from lore.core.commands import ingest_summary
 from lore.core.display_text import visible
 from lore.core.pack import ContextPack
@@ -138,16 +139,10 @@ async def _run_ask(ctx: Context, question: str) -> int:
                 finished = event
             elif isinstance(event, AskFailed):
                 failed = event
-            elif isinstance(event, MemoryCompacted) and stream_to_terminal:
-                compacted = event.report
-                ctx.err.print(
-                    Text(
-                        f"(compacted {compacted.turns_covered} older turns into memory)",
-                        style="dim",
-                    )
-                )
-            elif isinstance(event, CompactionFailed):
-                ctx.err.print(Text.assemble(("lore: ", "yellow"), plain(event.error_message)))
+            elif isinstance(event, MemoryCompacted | CompactionFailed):
+                notice = notice_for(event)
+                if notice is not None and (notice.level != "info" or stream_to_terminal):
+                    _print_notice(ctx, notice)
     finally:
         await engine.provider.aclose()
         if engine.last_turn is not None:
@@ -187,14 +182,9 @@ async def _run_ask(ctx: Context, question: str) -> int:
             line.append(" (untrusted)", style="red")
         ctx.console.print(line)
     sys.stdout.flush()
-    if finished.citations_removed:
-        ctx.err.print(
-            Text(
-                f"{finished.citations_removed} citation(s) to notes that were not in the "
-                "evidence were removed from the saved answer.",
-                style="yellow",
-            )
-        )
+    notice = notice_for(finished)
+    if notice is not None:
+        _print_notice(ctx, notice)
     dropped_notes = [item for item in finished.pack.dropped if item.section == "evidence"]
     if dropped_notes:
         ctx.err.print(
@@ -296,3 +286,10 @@ def cmd_context(ctx: Context) -> int:
     else:
         console.print(Text("Nothing was dropped.", style="dim"))
     return 0
+
+
+def _print_notice(ctx: Context, notice: AskNotice) -> None:
+    if notice.level == "info":
+        ctx.err.print(plain(f"({notice.text})", "dim"))
+    else:
+        ctx.err.print(Text.assemble(("lore: ", "yellow"), plain(notice.text)))

@@ -296,7 +296,7 @@ class AskEngine:
                 return
             done = await asyncio.to_thread(finish, "ok")
             yield AskFinished(done, prepared.pack, citations[1])
-            compaction = await self._compact_if_due(provider)
+            compaction = await self._compact_if_due()
             if compaction is not None:
                 yield compaction
         except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
@@ -304,13 +304,16 @@ class AskEngine:
                 finish("cancelled", "cancelled before the answer was complete")
             raise
 
-    async def _compact_if_due(
-        self, provider: Provider
-    ) -> MemoryCompacted | CompactionFailed | None:
-        """Keep the live history near its threshold without ever deleting a turn."""
-        from lore.core.compaction import compact_if_due
+    async def _compact_if_due(self) -> MemoryCompacted | CompactionFailed | None:
+        """Keep the live history near its threshold without ever deleting a turn.
 
-        summariser = None if provider.name == "offline" else provider
+        The summaries come from a provider of their own: compaction runs on a thread with
+        its own event loop, and the answer's client belongs to the caller's.
+        """
+        from lore.core.compaction import compact_if_due
+        from lore.core.providers.factory import background_provider
+
+        summariser = background_provider(self.vault.config.provider)
         try:
             report = await asyncio.to_thread(compact_if_due, self.vault, provider=summariser)
         except LoreError as exc:

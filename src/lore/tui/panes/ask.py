@@ -24,6 +24,7 @@ from textual.widgets import Markdown, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from lore.core.ask import AnswerDelta, AskEngine, AskFailed, AskFinished, AskStarted
+from lore.core.ask_notices import notice_for
 from lore.core.commands import CommandContext, CommandResult, TableData, build_registry
 from lore.core.display_text import linkable_uri, visible
 from lore.core.pack import ContextPack
@@ -49,6 +50,8 @@ WELCOME = (
     "**Up/Down** recall earlier questions, **/** lists commands, **F2** shows what the next "
     "question would send, **F3** opens a note the last answer cited, **Esc** stops an answer."
 )
+
+NOTICE_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 
 def table_markdown(table: TableData) -> str:
@@ -296,6 +299,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
         self._start_status()
         try:
             async for event in self.engine.ask(question):
+                notice = notice_for(event)
                 if isinstance(event, AskStarted):
                     self._live["sent"] = event.pack.total_tokens
                 elif isinstance(event, AnswerDelta):
@@ -308,17 +312,13 @@ and tokens per second. The transcript follows new text unless you scroll up.
                     await stream.stop()
                     await view.finish(event.turn, event.pack)
                     self._remember_sources(event.pack, event.turn.cited)
-                    if event.citations_removed:
-                        self.notify(
-                            f"{event.citations_removed} citation(s) to notes the model was not "
-                            "shown were removed from the answer",
-                            severity="warning",
-                        )
                 elif isinstance(event, AskFailed):
                     await stream.stop()
                     view.failed(event.error_message)
+                if notice is not None:
+                    title = "The answer failed" if isinstance(event, AskFailed) else ""
                     notify_plain(
-                        self, event.error_message, title="The answer failed", severity="error"
+                        self, notice.text, title=title, severity=NOTICE_SEVERITY[notice.level]
                     )
         except asyncio.CancelledError:
             view.cancelled("".join(parts))
