@@ -93,3 +93,14 @@ def test_an_export_is_durable_once_it_returns(
     target = tmp_path / "out" / "history.jsonl"
     assert export_turns([_turn("one"), _turn("two")], target) == 2
     assert synced == [target.parent]  # the rename itself is on disk, not only the data
+
+
+def test_the_summary_of_a_turn_gives_its_reply_speed() -> None:
+    from lore.core.history_export import turn_summary
+
+    turn = _turn(
+        "how fast?",
+        usage=TurnUsage(prompt_tokens=100, completion_tokens=40),
+        timings=TurnTimings(first_token_ms=500.0, total_ms=2500.0),
+    )
+    assert turn_summary(turn).endswith("total 2.50 s · 20 tok/s")

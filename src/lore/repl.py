@@ -49,6 +49,7 @@ from lore.core.commands import (
     build_registry,
 )
 from lore.core.display_text import visible
+from lore.core.history_export import turn_summary
 from lore.errors import LoreError
 from lore.paths import user_dirs
 from lore.rich_display import SafeMarkdown, plain
@@ -331,21 +332,6 @@ def cited_sources(turn: Turn, pack: ContextPack) -> str:
             flag = " (untrusted)" if item.trust == "untrusted" else ""
             parts.append(f"[{item.number}] {item.label}{flag}")
     return ", ".join(parts)
-
-
-def turn_summary(turn: Turn) -> str:
-    """Provider, tokens in and out (reported, else estimated with ~), latency, speed."""
-    usage, timings = turn.usage, turn.timings
-    prompt = ("" if usage.prompt_tokens is not None else "~") + str(usage.prompt_in)
-    completion = ("" if usage.completion_tokens is not None else "~") + str(usage.reply_out)
-    parts = [f"{turn.provider} {turn.model}".strip(), f"{prompt} → {completion} tokens"]
-    if timings.first_token_ms is not None:
-        parts.append(f"first token {timings.first_token_ms / 1000:.2f} s")
-    parts.append(f"{timings.total_ms / 1000:.2f} s")
-    generating_s = (timings.total_ms - (timings.first_token_ms or 0.0)) / 1000
-    if usage.reply_out and generating_s > 0.001:
-        parts.append(f"{usage.reply_out / generating_s:.0f} tok/s")
-    return " · ".join(parts)
 
 
 def table_shown_in(table: TableData, markdown: str | None) -> bool:

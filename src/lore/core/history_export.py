@@ -31,7 +31,8 @@ def _seconds(ms: float | None) -> str:
 
 
 def turn_summary(turn: Turn) -> str:
-    """One line of what a turn cost: model, tokens in and out, time to first token, total."""
+    """One line of what a turn cost: model, tokens in and out, time to first token, total,
+    and the speed of the reply once it started."""
     usage = turn.usage
     prompt, reply = usage.prompt_in, usage.reply_out
     estimated = usage.prompt_tokens is None or usage.completion_tokens is None
@@ -43,6 +44,9 @@ def turn_summary(turn: Turn) -> str:
         f"first token {_seconds(turn.timings.first_token_ms)}",
         f"total {_seconds(turn.timings.total_ms)}",
     ]
+    generating_s = (turn.timings.total_ms - (turn.timings.first_token_ms or 0.0)) / 1000
+    if reply and generating_s > 0.001:
+        parts.append(f"{reply / generating_s:,.0f} tok/s")
     if turn.status != "ok":
         parts.append(turn.status + (f": {turn.error}" if turn.error else ""))
     return " · ".join(parts)
