@@ -47,7 +47,7 @@ REPEAT_DECAY = 0.5
 # A note whose title names the share s of the question's worth adds TITLE_SHARE × s³ to the
 # value of its passages: a note titled "Pluto" leads for "Describe Pluto"; a title naming one
 # word of a long question adds next to nothing.
-TITLE_SHARE = 1.0
+TITLE_SHARE = 0.5
 # Smaller than this, a trimmed passage is more noise than help.
 MIN_TRIMMED_TOKENS = 24
 

@@ -19,6 +19,9 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|\n+")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n+")
 _LONG_PARAGRAPH_CHARS = 700
+# What finishes an open sentence is short: a formula, a value. A long block after a colon
+# (a listing, a quotation) is a passage of its own.
+_CONTINUATION_CHARS = 200
 
 # Kept as text so the list reads as prose; split once at import.
 _STOPWORD_TEXT = """
@@ -217,8 +220,9 @@ def _joined(passages: list[Passage]) -> list[Passage]:
         last = joined[-1] if joined else None
         if (
             last is not None
+            and len(passage.text) <= _CONTINUATION_CHARS
+            and len(last.text) + len(passage.text) <= _LONG_PARAGRAPH_CHARS
             and continues(last.text, passage.text)
-            and len(last.text) + len(passage.text) <= 2 * _LONG_PARAGRAPH_CHARS
         ):
             text = f"{last.text}\n{passage.text}"
             joined[-1] = Passage(last.position, text, last.start, passage.end)

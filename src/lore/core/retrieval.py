@@ -66,10 +66,11 @@ _ORDINALS = {
     "first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4,
     "1st": 0, "2nd": 1, "3rd": 2, "4th": 3, "5th": 4, "last": -1,
 }  # fmt: skip
-# The index scores every note that holds a query word, a few microseconds each. Words held by
-# thousands of notes add little to the ranking, so the rarest words are kept until this many
-# postings; the rest still shape excerpts and answers, just not the search.
-POSTINGS_BUDGET = 1000
+# The index scores every note that holds a query word, about a microsecond each once a word's
+# postings are kept with the searcher. Words held by thousands of notes add little to the
+# ranking, so the rarest words are kept until this many postings; the rest still weigh in
+# choosing passages and answers, just not in the search.
+POSTINGS_BUDGET = 5000
 
 
 @dataclass

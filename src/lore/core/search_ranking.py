@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import heapq
 import re
+import weakref
+from array import array
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeAlias
 
 from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.lang.porter import stem
@@ -159,22 +161,25 @@ def _field_bytes(searcher: Any, term: Term) -> bytes | None:
         return None
 
 
-def _term_postings(searcher: Any, term: Term) -> tuple[list[int], list[float], Any] | None:
-    """(docnums, weights, scorer) of one term in one segment, deleted documents left out;
-    None if it must be left to whoosh. No postings: empty lists and a None scorer."""
+def _term_scorer(searcher: Any, term: Term) -> tuple[bytes, Any] | None:
+    """(the term's bytes, its scorer) in one segment; (b"", None) when the segment does not
+    hold it; None if it must be left to whoosh."""
     schema = searcher.schema
     if term.minquality or term.fieldname not in schema:
         return None
-    fieldname = term.fieldname
     text = _field_bytes(searcher, term)
-    reader = searcher.reader()
-    if text is None or (fieldname, text) not in reader:
-        return [], [], None
-    scorer = searcher.weighting.scorer(searcher, fieldname, text)
+    if text is None or (term.fieldname, text) not in searcher.reader():
+        return b"", None
+    scorer = searcher.weighting.scorer(searcher, term.fieldname, text)
     lengths = getattr(scorer, "lengths", None)
     if not lengths or not all(hasattr(scorer, name) for name in ("idf", "avgfl", "B", "K1")):
         return None
-    matcher = reader.postings(fieldname, text)
+    return text, scorer
+
+
+def _read_postings(searcher: Any, fieldname: str, text: bytes) -> Postings | None:
+    """(docnums, weights) of a term in one segment, deleted documents left out."""
+    matcher = searcher.reader().postings(fieldname, text)
     deleted: Any = None
     if isinstance(matcher, FilterMatcher):
         if not matcher._exclude:
@@ -189,7 +194,22 @@ def _term_postings(searcher: Any, term: Term) -> tuple[list[int], list[float], A
         ]
         ids = [docnum for docnum, _ in kept]
         weights = [weight for _, weight in kept]
-    return ids, weights, scorer
+    return ids, weights
+
+
+def _term_postings(searcher: Any, term: Term) -> tuple[list[int], list[float], Any] | None:
+    """(docnums, weights, scorer) of one term in one segment, deleted documents left out;
+    None if it must be left to whoosh. No postings: empty lists and a None scorer."""
+    found = _term_scorer(searcher, term)
+    if found is None:
+        return None
+    text, scorer = found
+    if scorer is None:
+        return [], [], None
+    postings = _read_postings(searcher, term.fieldname, text)
+    if postings is None:
+        return None
+    return postings[0], postings[1], scorer
 
 
 def _term_scores(searcher: Any, term: Term) -> Postings | None:
@@ -221,26 +241,83 @@ def _group_idf(searcher: Any, group: WordGroup) -> float | None:
     return min(idfs) if idfs else None
 
 
+# Per segment reader: each (field, term, avgfl, B)'s docnums and length-normalised frequency,
+# kept for as long as the reader lives, up to _KEPT_POSTINGS postings. Questions share their
+# common words, and the preview asks again at every keystroke.
+_Frequencies: TypeAlias = "tuple[array[int], array[float]]"
+
+
+class _Kept:
+    def __init__(self) -> None:
+        self.entries: dict[tuple[str, bytes, float, float], _Frequencies] = {}
+        self.postings = 0
+
+
+_kept: weakref.WeakKeyDictionary[Any, _Kept] = weakref.WeakKeyDictionary()
+_KEPT_POSTINGS = 1_000_000
+_NONE: _Frequencies = (array("i"), array("d"))
+
+
+def _field_frequencies(searcher: Any, term: Term) -> _Frequencies | None:
+    """(docnums, weight / length normalisation) of a term in one segment, kept with the
+    segment; None if it must be left to whoosh."""
+    found = _term_scorer(searcher, term)
+    if found is None:
+        return None
+    text, scorer = found
+    if scorer is None:
+        return _NONE
+    reader = searcher.reader()
+    try:
+        kept = _kept.setdefault(reader, _Kept())
+    except TypeError:  # a reader that cannot be weakly referenced keeps nothing
+        kept = _Kept()
+    lengths, avgfl, B = scorer.lengths, scorer.avgfl, scorer.B
+    key = (term.fieldname, text, float(avgfl), float(B))
+    held = kept.entries.get(key)
+    if held is not None:
+        return held
+    postings = _read_postings(searcher, term.fieldname, text)
+    if postings is None:
+        return None
+    ids, weights = postings
+    held = (
+        array("i", ids),
+        array(
+            "d",
+            [
+                weight / ((1 - B) + B * lengths[docnum] / avgfl)
+                for docnum, weight in zip(ids, weights, strict=True)
+            ],
+        ),
+    )
+    if kept.postings + len(ids) > _KEPT_POSTINGS:
+        kept.entries.clear()
+        kept.postings = 0
+    kept.entries[key] = held
+    kept.postings += len(ids)
+    return held
+
+
 def _group_scores(
     searcher: Any, group: WordGroup, idf: float
-) -> tuple[list[int], list[float], list[int]] | None:
+) -> tuple[list[int], list[float], Iterable[int]] | None:
     """(docnums, BM25F scores, docnums holding the word in their title) of one word over its
     fields in one segment."""
     combined: dict[int, float] = {}
-    titled: list[int] = []
+    titled: Iterable[int] = ()
     for term in group.terms:
-        found = _term_postings(searcher, term)
+        found = _field_frequencies(searcher, term)
         if found is None:
             return None
-        ids, weights, scorer = found
-        if scorer is None:
+        ids, frequencies = found
+        if not ids:
             continue
         if term.fieldname == TITLE_FIELD:
             titled = ids
-        lengths, avgfl, B = scorer.lengths, scorer.avgfl, scorer.B
         get = combined.get
-        for docnum, weight in zip(ids, weights, strict=True):
-            combined[docnum] = get(docnum, 0.0) + weight / ((1 - B) + B * lengths[docnum] / avgfl)
+        for docnum, frequency in zip(ids, frequencies, strict=True):
+            combined[docnum] = get(docnum, 0.0) + frequency
     scale = idf * (GROUP_K1 + 1) * group.boost
     return list(combined), [scale * tf / (tf + GROUP_K1) for tf in combined.values()], titled
 
