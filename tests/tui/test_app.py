@@ -313,3 +313,20 @@ async def test_the_footer_waits_for_focus_to_land_and_skips_rebuilds_that_change
         app.screen.set_focus(app.query_one("#history-list"))
         await pilot.pause(footer_module.UNFOCUSED_REBUILD_DELAY + 0.2)
         assert len(rebuilds) == 1
+
+
+async def test_slash_commands_reach_the_app_by_message(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)) as pilot:
+        prompt = app.query_one(PromptArea)
+        prompt.focus()
+        prompt.set_prompt("/model ollama:llama3")
+        await pilot.press("enter")
+        await wait_until(
+            lambda: "ollama · llama3" in str(app.query_one("#header-model", Static).render())
+        )
+        prompt.set_prompt("/history")
+        await pilot.press("enter")  # takes the completion
+        await wait_until(lambda: prompt.text == "/history ")
+        await pilot.press("enter")
+        await wait_until(lambda: app.tab_bar.active == "history")

@@ -35,7 +35,15 @@ from lore.core.themes import DEFAULT_THEME, remember_theme, remembered_theme
 from lore.core.vault import Vault
 from lore.errors import LoreError
 from lore.tui.held_text import notify_plain
-from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
+from lore.tui.messages import (
+    AskQuestion,
+    ContextUsage,
+    ModelChanged,
+    OpenNote,
+    ShowPane,
+    VaultChanged,
+    VaultWritten,
+)
 from lore.tui.palette import LoreCommands, PaletteCommand
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.terminal_keys import read_escaped_digits_as_alt
@@ -362,6 +370,18 @@ class LoreApp(App[None]):
     def set_context_usage(self, used: int | None) -> None:
         self.query_one(ContextMeter).set_usage(used, self.vault.config.ask.budget_tokens)
 
+    def on_show_pane(self, message: ShowPane) -> None:
+        self.show_pane(message.pane_id)
+
+    def on_model_changed(self, message: ModelChanged) -> None:
+        self.show_model(message.provider, message.model)
+
+    def on_context_usage(self, message: ContextUsage) -> None:
+        self.set_context_usage(message.used)
+
+    def on_vault_written(self, message: VaultWritten) -> None:
+        self.broadcast_change(message.kinds, skip=message.origin)
+
     # -- help --------------------------------------------------------------------------------
 
     def focused_pane(self) -> Widget | None:
@@ -492,11 +512,11 @@ class LoreApp(App[None]):
             if changed:
                 self.call_from_thread(self.broadcast_change, changed)
 
-    def broadcast_change(self, kinds: frozenset[str]) -> None:
+    def broadcast_change(self, kinds: frozenset[str], *, skip: Widget | None = None) -> None:
         """Tell every pane what changed on disk; each refreshes only what it shows."""
         for pane_id, _, _ in PANES:
             widget = self.pane(pane_id)
-            if widget is not None:
+            if widget is not None and widget is not skip:
                 widget.post_message(VaultChanged(kinds))
         if "quarantine" in kinds or "audit" in kinds:
             self._count_quarantine()

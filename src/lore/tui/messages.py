@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from textual.message import Message
+from textual.widget import Widget
 
 
 class OpenNote(Message):
@@ -31,3 +32,40 @@ class VaultChanged(Message):
     def __init__(self, kinds: frozenset[str]) -> None:
         super().__init__()
         self.kinds = kinds
+
+
+class VaultWritten(Message):
+    """This app wrote to the vault: the app tells the panes, as it does for outside changes.
+
+    `kinds` as for `VaultChanged`; `origin`, the pane that wrote and has already refreshed.
+    """
+
+    def __init__(self, kinds: frozenset[str], *, origin: Widget | None = None) -> None:
+        super().__init__()
+        self.kinds = kinds
+        self.origin = origin
+
+
+class ShowPane(Message):
+    """Bring a pane to the front (by its id: ask, history, metrics, quarantine, notes)."""
+
+    def __init__(self, pane_id: str) -> None:
+        super().__init__()
+        self.pane_id = pane_id
+
+
+class ModelChanged(Message):
+    """The session now answers with this provider and model."""
+
+    def __init__(self, provider: str, model: str) -> None:
+        super().__init__()
+        self.provider = provider
+        self.model = model
+
+
+class ContextUsage(Message):
+    """What the next ask would send, in tokens; None when it cannot be worked out."""
+
+    def __init__(self, used: int | None) -> None:
+        super().__init__()
+        self.used = used

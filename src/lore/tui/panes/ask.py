@@ -33,7 +33,14 @@ from lore.core.tokens import estimate_tokens
 from lore.core.vault import Vault
 from lore.errors import LoreError
 from lore.tui.held_text import notify_plain
-from lore.tui.messages import OpenNote, VaultChanged
+from lore.tui.messages import (
+    ContextUsage,
+    ModelChanged,
+    OpenNote,
+    ShowPane,
+    VaultChanged,
+    VaultWritten,
+)
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.widgets.ask_turn import NOTE_LINK, AskTurn
 from lore.tui.widgets.completion import SlashCompletions
@@ -333,9 +340,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
             await stream.stop()
             self._stop_status()
             self._refresh_preview(self.prompt.text, force=True)
-            broadcast = getattr(self.app, "broadcast_change", None)
-            if callable(broadcast):
-                broadcast(frozenset({"history", "metrics"}))
+            self.post_message(VaultWritten(frozenset({"history", "metrics"})))
 
     def action_cancel(self) -> None:
         if self.is_asking and self.asking is not None:
@@ -414,6 +419,9 @@ and tokens per second. The transcript follows new text unless you scroll up.
         await self._carry_out(result.action, line)
 
     async def _carry_out(self, action: str | None, line: str) -> None:
+        if line.split()[0] == "/model":
+            settings = self.vault.config.provider
+            self.post_message(ModelChanged(settings.name, settings.model))
         if not action:
             return
         kind, _, argument = action.partition(":")
@@ -427,15 +435,12 @@ and tokens per second. The transcript follows new text unless you scroll up.
         elif kind == "ask":
             self.prompt.set_prompt("")
             self.ask(argument)
-        elif kind == "pane" and hasattr(app, "show_pane"):
-            app.show_pane(argument)
+        elif kind == "pane":
+            self.post_message(ShowPane(argument))
         elif kind == "note":
             self.post_message(OpenNote(argument))
-        elif kind == "refresh" and hasattr(app, "broadcast_change"):
-            app.broadcast_change(ALL_KINDS)
-        if line.split()[0] == "/model" and hasattr(app, "show_model"):
-            settings = self.vault.config.provider
-            app.show_model(settings.name, settings.model)
+        elif kind == "refresh":
+            self.post_message(VaultWritten(ALL_KINDS))
 
     def action_clear(self) -> None:
         self.transcript.remove_children()
@@ -519,18 +524,15 @@ and tokens per second. The transcript follows new text unless you scroll up.
             self.app.call_from_thread(self._show_preview, text, pack)
 
     def _show_preview(self, text: str, pack: ContextPack | str) -> None:
-        app: Any = self.app
         panel = self.preview if self.query(ContextPreview) else None
         if isinstance(pack, str):
             if panel is not None:
                 panel.show_message(pack)
-            if hasattr(app, "set_context_usage"):
-                app.set_context_usage(None)
+            self.post_message(ContextUsage(None))
             return
         if panel is not None:
             panel.show_pack(pack)
-        if hasattr(app, "set_context_usage"):
-            app.set_context_usage(pack.total_tokens)
+        self.post_message(ContextUsage(pack.total_tokens))
 
     # -- outside changes ---------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from lore.core.quarantine import HeldClaim, Promotion, Quarantine, is_hidden_cha
 from lore.core.vault import Vault
 from lore.rich_display import plain
 from lore.tui.held_text import notify_plain
-from lore.tui.messages import OpenNote, VaultChanged
+from lore.tui.messages import OpenNote, VaultChanged, VaultWritten
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.widgets.quarantine_detail import QuarantineDetail, trust_badge
 from lore.tui.widgets.quarantine_dialogs import ConfirmScreen, EditClaimScreen, RejectReasonScreen
@@ -456,12 +456,9 @@ Every action is written to the audit log.
 
     def _acted(self, message: str) -> None:
         notify_plain(self, message, title="Quarantine")
-        broadcast = getattr(self.app, "broadcast_change", None)
-        if callable(broadcast):
-            # The app tells every pane: the notes changed, the count in the tab too.
-            broadcast(frozenset({"quarantine", "notes", "audit"}))
-        else:
-            self.refresh_data()
+        self.refresh_data()
+        # The app tells every other pane: the notes changed, the count in the tab too.
+        self.post_message(VaultWritten(frozenset({"quarantine", "notes", "audit"}), origin=self))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group == "quarantine-action" and event.state == WorkerState.ERROR:
