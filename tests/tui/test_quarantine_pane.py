@@ -299,3 +299,16 @@ async def test_claims_from_an_older_version_of_their_source_say_so(held: Vault) 
         _highlight(pane, "volcanoes")
         await pilot.pause()
         assert "older version" not in _detail_text(pane)
+
+
+async def test_promoting_the_last_claim_leaves_no_old_title_behind(held: Vault) -> None:
+    app = PaneHost(lambda: QuarantinePane(held))
+    async with app.run_test(size=(150, 45)) as pilot:
+        pane = await _ready(app, 3)
+        for remaining in (2, 1, 0):
+            await pilot.press("p")
+            await wait_until(lambda remaining=remaining: len(pane.held) == remaining)
+        await pilot.pause()
+        claim = pane.query_one(QuarantineDetail).query_one("#quarantine-claim", Static)
+        assert "Nothing is held" in str(claim.render())
+        assert str(claim.border_title or "") == ""

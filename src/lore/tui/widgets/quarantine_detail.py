@@ -121,6 +121,7 @@ class QuarantineDetail(VerticalScroll):
         related = self.query_one("#quarantine-related", Static)
         if held is None:
             badges.update("")
+            claim.border_title = ""
             claim.update("Nothing is held. Claims the gates doubt appear here.")
             facts.update("")
             related.update("")
