@@ -314,3 +314,13 @@ async def test_compaction_after_an_answer_is_told_to_the_user(sample_vault: Vaul
             lambda: any("into memory" in n.message for n in app._notifications),
             message="compaction happened but the app said nothing",
         )
+
+
+async def test_the_welcome_line_names_remapped_keys(sample_vault: Vault) -> None:
+    sample_vault.config.keymap = {"ask.preview": "f6", "ask.sources": "ctrl+s"}
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(120, 36)):
+        welcome = str(app.query_one("#ask-welcome").render())
+        assert "F6 shows what the next question would send" in welcome
+        assert "Ctrl+S opens a note" in welcome and "F2" not in welcome
+        assert "Esc stops an answer" in welcome

@@ -53,10 +53,21 @@ RECALL_TURNS = 200
 ALL_KINDS = frozenset({"notes", "history", "metrics", "quarantine", "memory", "audit"})
 
 WELCOME = (
-    "Ask a question about the notes in this vault. **Enter** sends, **Ctrl+J** adds a line, "
-    "**Up/Down** recall earlier questions, **/** lists commands, **F2** shows what the next "
-    "question would send, **F3** opens a note the last answer cited, **Esc** stops an answer."
+    "Ask a question about the notes in this vault. Enter sends, Ctrl+J adds a line, "
+    "Up/Down recall earlier questions, / lists commands, {preview} shows what the next "
+    "question would send, {sources} opens a note the last answer cited, {cancel} stops an answer."
 )
+
+
+def key_label(keys: str) -> str:
+    """How a binding's first key is written for people: "f2,ctrl+o" is "F2"."""
+    first = keys.split(",")[0].strip()
+    names = {"escape": "Esc", "enter": "Enter", "space": "Space", "tab": "Tab"}
+    return "+".join(
+        names.get(part, part.upper() if len(part) == 1 else part.capitalize())
+        for part in first.split("+")
+    )
+
 
 NOTICE_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
@@ -146,7 +157,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
         # No wrapper containers: every full-height one is drawn on the first frame. The
         # preview panel docks to the right when first shown.
         with VerticalScroll(id="ask-transcript"):
-            yield Static(Text.from_markup(WELCOME.replace("**", "")), id="ask-welcome")
+            yield Static(Text(self._welcome()), id="ask-welcome")
         yield Static("", id="ask-status")
         # The completion list and the preview panel are mounted when first needed:
         # neither is on the first screen.
@@ -189,6 +200,20 @@ and tokens per second. The transcript follows new text unless you scroll up.
     @property
     def status(self) -> Static:
         return self.query_one("#ask-status", Static)
+
+    def _welcome(self) -> str:
+        """The welcome line, naming the keys as `keymap:` in lore.yaml set them."""
+        keymap = self.vault.config.keymap
+        defaults = {
+            binding.id: binding.key for binding in self.BINDINGS if isinstance(binding, Binding)
+        }
+
+        def key(binding_id: str) -> str:
+            return key_label(keymap.get(binding_id) or defaults.get(binding_id) or "")
+
+        return WELCOME.format(
+            preview=key("ask.preview"), sources=key("ask.sources"), cancel=key("ask.cancel")
+        )
 
     def focus_default(self) -> None:
         self.prompt.focus()
