@@ -100,3 +100,15 @@ async def test_lore_colours_have_defaults_under_any_textual_theme(
         await pilot.pause()
         variables = app.get_css_variables()
         assert all(variables.get(key) for key in LORE_VARIABLES)
+
+
+async def test_a_theme_file_added_while_the_app_runs_can_be_chosen(sample_vault: Vault) -> None:
+    app = LoreApp(sample_vault)
+    async with app.run_test(size=(100, 30)):
+        folder = user_dirs().themes
+        folder.mkdir(parents=True, exist_ok=True)
+        light = Path(__file__).resolve().parents[2] / "themes" / "lore-light.yaml"
+        text = light.read_text(encoding="utf-8").replace("name: lore-light", "name: my-paper")
+        (folder / "my-paper.yaml").write_text(text, encoding="utf-8")
+        assert not app.apply_theme("my-paper")  # not known yet: looked for on a worker
+        await wait_until(lambda: app.theme == "my-paper", message="new theme never applied")

@@ -430,12 +430,35 @@ class LoreApp(App[None]):
         return sorted(self.available_themes)
 
     def apply_theme(self, name: str) -> bool:
+        """Switch to theme `name`; False when it is not known yet.
+
+        A theme file added since the app started is looked for on a worker, and applied
+        when it is found.
+        """
         if name not in self.available_themes:
-            names = ", ".join(sorted(self._lore_themes))
-            notify_plain(self, f"no theme named {name!r} (try: {names})", severity="warning")
+            self._find_new_theme(name)
             return False
         self.theme = name
         return True
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="theme-files")
+    def _find_new_theme(self, name: str) -> None:
+        themes, problems = load_textual_themes()
+        self.call_from_thread(self._new_themes_found, name, themes, problems)
+
+    def _new_themes_found(self, name: str, themes: list[Theme], problems: list[str]) -> None:
+        for theme in themes:
+            if theme.name not in self.available_themes:
+                self.register_theme(theme)
+                self._lore_themes.append(theme.name)
+        if name in self.available_themes:
+            self.theme = name
+            return
+        # A broken file of that name is the likely reason; others were reported at start.
+        for problem in (problem for problem in problems if name in problem):
+            notify_plain(self, problem, title="Theme not loaded", severity="warning")
+        names = ", ".join(sorted(self._lore_themes))
+        notify_plain(self, f"no theme named {name!r} (try: {names})", severity="warning")
 
     def _remember_theme_choice(self, theme: Theme) -> None:
         self._save_theme(theme.name)
