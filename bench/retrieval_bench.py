@@ -58,6 +58,7 @@ from whoosh import qparser  # noqa: E402
 from whoosh.analysis import StemmingAnalyzer  # noqa: E402
 from whoosh.fields import ID, TEXT, Schema  # noqa: E402
 
+from lore.config import AskSettings  # noqa: E402
 from lore.core.ask import AskEngine  # noqa: E402
 from lore.core.providers.offline import OfflineProvider  # noqa: E402
 from lore.core.vault import Vault, init_vault  # noqa: E402
@@ -428,6 +429,8 @@ def ask_overhead(asks: int) -> bool:
     rng = random.Random(42)
     root = user_dirs().cache / "bench" / "ask-vault-10000"
     vault = ask_bench.build_vault(root, 10_000)
+    # The defaults of today, whatever lore.yaml a vault cached by an older build holds.
+    vault.config.ask = AskSettings()
     ask_bench.write_history(vault, 100_000, rng)
     asked = ask_bench.questions(vault, asks, rng)
     timings = asyncio.run(ask_bench.measure(vault, asked))

@@ -89,7 +89,7 @@ class AskSettings(StrictModel):
     evidence_tokens: int = Field(default=2400, ge=0)
     reply_tokens: int = Field(default=800, ge=0)
     # How many notes retrieval hands the pack; their best passages compete for the evidence.
-    top_k: int = Field(default=60, gt=0, le=200)
+    top_k: int = Field(default=40, gt=0, le=200)
     max_question_chars: int = Field(default=16_000, gt=0)
 
 
@@ -231,7 +231,7 @@ ask:
   recent_turns_tokens: 800
   evidence_tokens: 2400
   # Notes retrieved per question; the best passages among them fill the evidence section.
-  top_k: 60
+  top_k: 40
 
 history:
   # Older turns are compacted into memory once the live history passes this size.
