@@ -229,16 +229,8 @@ class NoteIndex:
         self._index = _MemoryStorage().create_index(_schema())
         self.manifest.files = {}
         self._drop_searcher()
-        report = ReconcileReport(rebuilt=True)
         writer = self._index.writer()
-        for relpath, size, mtime in stats:
-            note, skipped = self._loader(relpath)
-            if note is None:
-                report.skipped[relpath] = skipped or "skipped"
-            else:
-                writer.add_document(**self._document(note))
-                report.added.append(relpath)
-            self.manifest.files[relpath] = [size, mtime, skipped]
+        report = self._fill(writer, stats)
         writer.commit()
         return report
 
@@ -301,22 +293,27 @@ class NoteIndex:
             ) from None
         self.manifest.files = {}
         self._drop_searcher()
-        report = ReconcileReport(rebuilt=True)
         writer = self._index.writer(procs=1, limitmb=256, compound=False)
         try:
-            for relpath, size, mtime in stats:
-                note, skipped = self._loader(relpath)
-                if note is None:
-                    report.skipped[relpath] = skipped or "skipped"
-                else:
-                    writer.add_document(**self._document(note))
-                    report.added.append(relpath)
-                self.manifest.files[relpath] = [size, mtime, skipped]
+            report = self._fill(writer, stats)
             writer.commit(optimize=True)
         except BaseException:
             writer.cancel()
             raise
         self.manifest.save()
+        return report
+
+    def _fill(self, writer: Any, stats: list[FileStat]) -> ReconcileReport:
+        """Add every loadable note of `stats` to a new index's writer; the manifest follows."""
+        report = ReconcileReport(rebuilt=True)
+        for relpath, size, mtime in stats:
+            note, skipped = self._loader(relpath)
+            if note is None:
+                report.skipped[relpath] = skipped or "skipped"
+            else:
+                writer.add_document(**self._document(note))
+                report.added.append(relpath)
+            self.manifest.files[relpath] = [size, mtime, skipped]
         return report
 
     # -- single-note updates (the caller holds the vault lock) ---------------------------
