@@ -43,7 +43,6 @@ FACT_TOKENS_PER_TURN = 24
 _FACT_SCAN_CHARS = 4000
 
 
-
 @dataclass
 class CompactionReport:
     dry_run: bool
