@@ -70,7 +70,7 @@ _ORDINALS = {
 # postings are kept with the searcher. Words held by thousands of notes add little to the
 # ranking, so the rarest words are kept until this many postings; the rest still weigh in
 # choosing passages and answers, just not in the search.
-POSTINGS_BUDGET = 5000
+POSTINGS_BUDGET = 2500
 
 
 @dataclass
