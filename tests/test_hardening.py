@@ -293,6 +293,15 @@ def test_read_only_commands_work_when_the_disk_takes_no_writes(
     assert code_ in (0, 1)
 
 
+def _vault_files(vault: Vault) -> list[Path]:
+    """The files a person owns in the vault: everything but the derived `.lore/`."""
+    return sorted(
+        path.relative_to(vault.root)
+        for path in vault.root.rglob("*")
+        if path.is_file() and ".lore" not in path.parts
+    )
+
+
 def test_a_failed_ingest_write_leaves_no_note_and_says_what_failed(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -302,22 +311,14 @@ def test_a_failed_ingest_write_leaves_no_note_and_says_what_failed(
     source = tmp_path / "mars.md"
     source.write_text("# Mars\n\nMars has two small moons, Phobos and Deimos.\n")
     vault.create_note("Venus", "Venus is hot.")  # the index is up to date on disk
-    before = sorted(
-        p.relative_to(vault.root)
-        for p in vault.root.rglob("*")
-        if p.is_file() and ".lore" not in p.parts
-    )
+    before = _vault_files(vault)
     vault.close()
     _disk_refuses_writes(monkeypatch)
     code, _, err = _cli(capsys, "--vault", str(vault.root), "ingest", str(source))
     assert code == 1
     assert "internal error" not in err
     assert "No space left on device" in err and len(err.strip().splitlines()) == 1
-    after = sorted(
-        p.relative_to(vault.root)
-        for p in vault.root.rglob("*")
-        if p.is_file() and ".lore" not in p.parts
-    )
+    after = _vault_files(vault)
     assert after == before
 
 
