@@ -22,6 +22,7 @@ import functools
 import gzip
 import html
 import json
+import os
 import random
 import re
 import subprocess
@@ -103,9 +104,26 @@ def _wheel_path(name: str) -> Path | None:
     return found[0] if found else None
 
 
+def _strip_reserved(path: Path) -> None:
+    """Rewrite a downloaded wheel without its reserved members, so they are not even kept.
+
+    Only names are compared; no reserved member's bytes are read or written.
+    """
+    with zipfile.ZipFile(path) as wheel:
+        kept = [info for info in wheel.infolist() if not _reserved(info.filename)]
+        if len(kept) == len(wheel.infolist()):
+            return
+        stripped = path.with_name(path.name + ".part")
+        with zipfile.ZipFile(stripped, "w", zipfile.ZIP_DEFLATED) as out:
+            for info in kept:
+                out.writestr(info, wheel.read(info))
+    os.replace(stripped, path)
+
+
 def _fetch_wheel(name: str) -> Path:
     path = _wheel_path(name)
     if path is not None:
+        _strip_reserved(path)
         return path
     WHEELS.mkdir(parents=True, exist_ok=True)
     spec = f"{name}=={WHEEL_VERSIONS[name]}"
@@ -123,6 +141,7 @@ def _fetch_wheel(name: str) -> Path:
     if done.returncode != 0 or path is None:
         last = (done.stderr.strip().splitlines() or ["no wheel was saved"])[-1]
         raise CorpusError(f"pip download {spec} failed: {last}")
+    _strip_reserved(path)
     return path
 
 
