@@ -13,6 +13,7 @@ German, Chinese and Japanese.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -564,10 +565,16 @@ _ANCHORS: list[tuple[str, ...]] = [
     (CJK,),
 ]
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
-_COMPILED = [
-    (label, anchor, re.compile(pattern, re.MULTILINE))
-    for (label, pattern), anchor in zip(_RULES + _OTHER_LANGUAGES, _ANCHORS, strict=True)
-]
+
+
+@functools.cache
+def _compiled() -> list[tuple[str, tuple[str, ...], re.Pattern[str]]]:
+    """The rules, compiled on first use: compiling them all takes most of 0.1 s, which
+    every command would otherwise pay at start-up whether it ingests or not."""
+    return [
+        (label, anchor, re.compile(pattern, re.MULTILINE))
+        for (label, pattern), anchor in zip(_RULES + _OTHER_LANGUAGES, _ANCHORS, strict=True)
+    ]
 
 
 _QUOTED = re.compile(
@@ -613,7 +620,7 @@ def find_intents(form: str, *, screened: bool = True) -> list[IntentFinding]:
     """
     cjk = _CJK.search(form) is not None
     found: dict[str, IntentFinding] = {}
-    for label, anchors, pattern in _COMPILED:
+    for label, anchors, pattern in _compiled():
         if label in found:
             continue
         if screened and not any((anchor in form) if anchor != CJK else cjk for anchor in anchors):
