@@ -170,10 +170,10 @@ class AskEngine:
             return last
         if not self._continued and last is None:
             return None
-        from lore.core.history import decode_turn, iter_lines_backwards
+        from lore.core.history import decode_turn
 
         marker = self.conversation.encode("utf-8")
-        for number, (_, line) in enumerate(iter_lines_backwards(self.vault.layout.history)):
+        for number, (_, line) in enumerate(self.history.iter_lines_backwards()):
             if number >= _PREVIOUS_PROBE:
                 break
             if marker not in line:

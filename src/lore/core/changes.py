@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lore.core.history import HistoryStore
 from lore.core.vault import Vault
 
 Signature = tuple[object, ...]
@@ -51,12 +52,13 @@ class VaultWatcher:
 
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
+        self._history = HistoryStore(vault)
         self._seen: dict[str, Signature] | None = None
 
     def _signatures(self) -> dict[str, Signature]:
         layout = self.vault.layout
         return {
-            "history": _file_signature(layout.history),
+            "history": self._history.signature() or (),
             "metrics": _file_signature(layout.metrics),
             "audit": _file_signature(layout.audit),
             "quarantine": _folder_signature(layout.quarantine),

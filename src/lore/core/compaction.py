@@ -21,11 +21,11 @@ import re
 import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 from lore.core.async_runner import AsyncRunner
 from lore.core.fact_digest import fact_digest, roll_up
+from lore.core.history import HistoryStore
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
@@ -282,7 +282,7 @@ Digest = Callable[[dict[str, Any]], str]
 
 
 def _scan_live(
-    history: Path,
+    history: HistoryStore,
     start: int,
     covered: set[str] | None,
     digest: Digest | None = None,
@@ -290,34 +290,24 @@ def _scan_live(
 ) -> Iterator[_LiveTurn]:
     """Each live turn with only what compaction needs, so memory stays small; its digest
     only when `digest` is given, and only up to byte `stop`."""
-    try:
-        handle = open(history, "rb")  # noqa: SIM115 (closed by the `with` below)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise VaultError(f"cannot read {history}: {exc.strerror or exc}") from None
-    with handle:
-        handle.seek(start)
-        position = start
-        for raw in handle:
-            if stop is not None and position >= stop:
-                return
-            position += len(raw)
-            if not raw.endswith(b"\n"):
-                continue  # a torn last line: never compact past it
-            record = _uncovered_record(raw, covered)
-            if record is None:
-                continue
-            ok = record.get("status", "ok") == "ok"
-            yield _LiveTurn(
-                id=record["id"],
-                ok=ok,
-                tokens=estimate_tokens(_text(record, "question"))
-                + estimate_tokens(_text(record, "answer")),
-                end=position,
-                # Only answered turns are summarised.
-                digest=digest(record) if ok and digest is not None else "",
-            )
+    for position, raw in history.iter_lines_from(start):
+        if stop is not None and position >= stop:
+            return
+        if not raw.endswith(b"\n"):
+            continue  # a torn last line: never compact past it
+        record = _uncovered_record(raw, covered)
+        if record is None:
+            continue
+        ok = record.get("status", "ok") == "ok"
+        yield _LiveTurn(
+            id=record["id"],
+            ok=ok,
+            tokens=estimate_tokens(_text(record, "question"))
+            + estimate_tokens(_text(record, "answer")),
+            end=position + len(raw),
+            # Only answered turns are summarised.
+            digest=digest(record) if ok and digest is not None else "",
+        )
 
 
 # -- the plan ---------------------------------------------------------------------------------
@@ -479,7 +469,7 @@ def _plan(
         # Offline, each turn keeps its facts in an equal share of its entry.
         entry_tokens = max(entry_tokens, FACT_TOKENS_PER_TURN * settings.memory_fanout)
         digest = _fact_digester(vault, entry_tokens // settings.memory_fanout - 1)
-    live = list(_scan_live(vault.layout.history, start, covered))
+    live = list(_scan_live(store.history, start, covered))
     report.live_turns_before = report.live_turns_after = len(live)
     report.live_tokens_before = report.live_tokens_after = sum(t.tokens for t in live)
     report.memory_tokens_after = report.memory_tokens_before
@@ -498,7 +488,7 @@ def _plan(
     # Digests only for the turns being covered: a long backlog is read twice, not held.
     digests = {
         turn.id: turn.digest
-        for turn in _scan_live(vault.layout.history, start, covered, digest, to_cover[-1].end)
+        for turn in _scan_live(store.history, start, covered, digest, to_cover[-1].end)
     }
     for turn in to_cover:
         turn.digest = digests.get(turn.id, "") if turn.ok else ""
@@ -543,15 +533,13 @@ def _level_counts(entries: list[MemoryEntry]) -> dict[int, int]:
 
 def compaction_due(vault: Vault) -> bool:
     """Whether the live turns pass the threshold, reading back from the end only that far."""
-    from lore.core.history import iter_lines_backwards
-
     threshold = vault.config.history.compact_threshold_tokens
     store = MemoryStore(vault)
     if store.problem:
         return False
     start, covered = store.live_start()
     total = 0
-    for _, raw in iter_lines_backwards(vault.layout.history, start):
+    for _, raw in store.history.iter_lines_backwards(start):
         record = _uncovered_record(raw, covered)
         if record is None:
             continue

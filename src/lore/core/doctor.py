@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lore.core.history import HistoryStore
 from lore.core.links import link_key, link_targets
 from lore.core.memory import MemoryStore
-from lore.core.storage import JsonlReport, iter_records
 from lore.core.vault import Vault
 from lore.errors import ConfigError
 
@@ -148,9 +148,7 @@ def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
     for relpath in sorted(link_map):
         if relpath not in linked and not link_map[relpath]:
             report.findings.append(Finding("orphan", relpath, "no links in or out"))
-    history = JsonlReport()
-    for _ in iter_records(vault.layout.history, history):
-        pass
+    history = HistoryStore(vault).check()
     if history.bad_lines:
         shown = ", ".join(str(n) for n in history.bad_lines[:5])
         tail = " (a torn last line from an interrupted write)" if history.torn_tail else ""

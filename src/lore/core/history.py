@@ -17,12 +17,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from lore.core.history_index import HistoryIndex
-from lore.core.storage import append_record, iter_records, read_tail_records
+from lore.core.storage import JsonlReport, append_record, iter_records, read_tail_records
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 from lore.errors import UsageError, VaultError
 
 _BACKWARD_CHUNK = 256 * 1024
+# Read back from an offset this much at a time to find the start of the line ending there.
+_LINE_PROBE = 64 * 1024
 # Unpersisted index entries worth taking the vault lock to save.
 _PERSIST_AFTER = 256
 
@@ -262,6 +264,91 @@ class HistoryStore:
             turn = Turn.from_record(record)
             if turn is not None:
                 yield turn
+
+    def check(self) -> JsonlReport:
+        """Read every line and report the ones that are not records (for `lore doctor`)."""
+        report = JsonlReport()
+        for _ in iter_records(self.path, report):
+            pass
+        return report
+
+    # -- raw lines by byte offset ------------------------------------------------------------
+    # For readers that need a field or two of many records (compaction, the memory status,
+    # the watermark): bytes they parse themselves, and offsets they can save and seek back to.
+
+    def signature(self) -> tuple[int, int, int] | None:
+        """(size, mtime_ns, inode) of the file, None when there is none: a cheap change test."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return (info.st_size, info.st_mtime_ns, info.st_ino)
+
+    def size(self) -> int:
+        """Bytes in the file (0 when there is none): the offset just past the last line."""
+        found = self.signature()
+        return found[0] if found is not None else 0
+
+    def iter_lines_backwards(self, stop_offset: int = 0) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) from the last line back to the one starting at `stop_offset`.
+
+        A last line without its newline is still yielded; callers parse and skip what is torn.
+        """
+        return iter_lines_backwards(self.path, stop_offset)
+
+    def iter_lines_from(self, start: int = 0) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) from the line starting at byte `start` to the last, oldest first.
+
+        Each line keeps its newline, so `offset + len(line)` is where the next one starts; a
+        torn last line comes without one.
+        """
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 (closed by the `with` below)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise VaultError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        with handle:
+            handle.seek(start)
+            position = start
+            for line in handle:
+                yield position, line
+                position += len(line)
+
+    def turn_ending_at(self, offset: int) -> Turn | None:
+        """The turn whose line ends just before byte `offset`, None when no turn does."""
+        if offset <= 0:
+            return None
+        try:
+            with open(self.path, "rb") as handle:
+                if handle.seek(0, os.SEEK_END) < offset:
+                    return None
+                start = offset
+                tail = b""
+                while start > 0:
+                    step = min(_LINE_PROBE, start)
+                    start -= step
+                    handle.seek(start)
+                    tail = handle.read(step) + tail
+                    newline = tail.rfind(b"\n", 0, len(tail) - 1)
+                    if newline >= 0:
+                        return decode_turn(tail[newline + 1 :])
+                return decode_turn(tail)
+        except OSError:
+            return None
+
+    def end_of_turn(self, turn_id: str) -> int | None:
+        """The byte offset just after the line of turn `turn_id`, scanning from the start."""
+        needle = turn_id.encode("utf-8")
+        try:
+            for offset, line in self.iter_lines_from(0):
+                if needle in line:
+                    turn = decode_turn(line)
+                    if turn is not None and turn.id == turn_id:
+                        return offset + len(line)
+        except (OSError, VaultError):
+            return None
+        return None
 
     # -- paging by position ------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lore.core.history import HistoryStore, decode_turn, iter_lines_backwards
+from lore.core.history import HistoryStore, decode_turn
 from lore.core.storage import atomic_write_text
 from lore.core.turns import Turn
 from lore.core.vault import Vault
@@ -29,7 +29,6 @@ MEMORY_RECORD_VERSION = 1
 MEMORY_FILE_NAME = "memory.json"
 # How far back a conversation's live turns are looked for among everyone's.
 CONVERSATION_LOOKBACK = 256
-_LINE_PROBE = 64 * 1024
 
 # Parsed archives by file, so every pack in a process does not re-read a large archive.
 # An entry is used only while the file's inode, mtime and size are unchanged.
@@ -86,6 +85,8 @@ class MemoryStore:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.path: Path = vault.layout.memory / MEMORY_FILE_NAME
+        # Where live turns are read from; the archive itself never opens history.jsonl.
+        self.history = HistoryStore(vault)
         self.problem: str | None = None
         self._state = MemoryState()
         self._stamp: _Stamp | None = None
@@ -210,14 +211,13 @@ class MemoryStore:
         state = self.state()
         if state.watermark is None:
             return 0, None
-        history = self.vault.layout.history
         saved = state.watermark_offset
         if self._moved_watermark is not None and self._moved_watermark[0] is state:
             saved = self._moved_watermark[1]
-        turn = _turn_ending_at(history, saved)
+        turn = self.history.turn_ending_at(saved)
         if turn is not None and turn.id == state.watermark:
             return saved, None
-        found = _find_turn_end(history, state.watermark)
+        found = self.history.end_of_turn(state.watermark)
         if found is not None:
             # Remembered, so an edited history costs one scan, not one per ask.
             self._moved_watermark = (state, found)
@@ -258,12 +258,12 @@ class MemoryStore:
 
     def _turns_backwards(self, start: int, conversation: str | None) -> Iterator[Turn]:
         if conversation is None:
-            for _, every in HistoryStore(self.vault).iter_backwards(start):
+            for _, every in self.history.iter_backwards(start):
                 yield every
             return
         # Another conversation's line is skipped unparsed: only a line naming this one can be.
         marker = conversation.encode("utf-8")
-        lines = iter_lines_backwards(self.vault.layout.history, start)
+        lines = self.history.iter_lines_backwards(start)
         for seen, (_, line) in enumerate(lines, 1):
             if seen > CONVERSATION_LOOKBACK:
                 return
@@ -295,43 +295,3 @@ def _highest_then_newest(entries: list[MemoryEntry]) -> list[MemoryEntry]:
     ordered = sorted(entries, key=lambda e: e.last_turn, reverse=True)
     ordered.sort(key=lambda e: e.level, reverse=True)
     return ordered
-
-
-def _turn_ending_at(path: Path, offset: int) -> Turn | None:
-    """The turn whose line ends just before byte `offset` of `path`."""
-    if offset <= 0:
-        return None
-    try:
-        with open(path, "rb") as handle:
-            if handle.seek(0, os.SEEK_END) < offset:
-                return None
-            start = offset
-            tail = b""
-            while start > 0:
-                step = min(_LINE_PROBE, start)
-                start -= step
-                handle.seek(start)
-                tail = handle.read(step) + tail
-                newline = tail.rfind(b"\n", 0, len(tail) - 1)
-                if newline >= 0:
-                    return decode_turn(tail[newline + 1 :])
-            return decode_turn(tail)
-    except OSError:
-        return None
-
-
-def _find_turn_end(path: Path, turn_id: str) -> int | None:
-    """The byte offset just after the line of turn `turn_id`, scanning from the start."""
-    needle = turn_id.encode("utf-8")
-    position = 0
-    try:
-        with open(path, "rb") as handle:
-            for raw in handle:
-                position += len(raw)
-                if needle in raw:
-                    turn = decode_turn(raw)
-                    if turn is not None and turn.id == turn_id:
-                        return position
-    except OSError:
-        return None
-    return None

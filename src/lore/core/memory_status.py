@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from lore.core.history import iter_lines_backwards
 from lore.core.memory import MemoryStore
 from lore.core.tokens import estimate_tokens
 from lore.core.vault import Vault
@@ -73,7 +72,7 @@ def memory_status(vault: Vault) -> MemoryStatus:
         status.levels[level] = LevelStatus(len(entries), sum(entry.tokens for entry in entries))
     status.frontier_tokens = store.frontier_tokens()
     start, covered = store.live_start()
-    for _, line in iter_lines_backwards(vault.layout.history, start):
+    for _, line in store.history.iter_lines_backwards(start):
         if not line.endswith(b"\n"):
             continue  # a torn last line is not a turn yet
         try:
