@@ -30,7 +30,7 @@ def test_core_and_cli_import_no_ui_toolkit() -> None:
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
-    assert "lore.core.vault" in report["modules"] and "lore.core.index" in report["modules"]
+    assert "lore.core.vault" in report["modules"] and "lore.core.search.index" in report["modules"]
     assert report["ui"] == []
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lore.core.index import NoteIndex
+from lore.core.search import NoteIndex
 from lore.core.vault import Vault
 
 
@@ -271,7 +271,7 @@ def test_snippet_highlights_word_forms_and_dotted_names(vault: Vault) -> None:
 
 
 def test_the_quick_query_path_builds_what_the_full_parser_builds(vault: Vault) -> None:
-    from lore.core.search_query import build_simple_query
+    from lore.core.search.query import build_simple_query
 
     parser = vault.index._query_parser()
     queries = [
@@ -290,7 +290,7 @@ def test_the_quick_query_path_builds_what_the_full_parser_builds(vault: Vault) -
 def test_manifest_journal_is_folded_and_survives_a_torn_line(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lore.core import index_manifest
+    from lore.core.search import manifest as index_manifest
 
     monkeypatch.setattr(index_manifest, "COMPACT_AFTER", 3)
     for number in range(7):
@@ -331,8 +331,8 @@ def test_phrases_and_scores_are_whooshs_own(vault: Vault) -> None:
     from whoosh.query import Or, Phrase, Query
     from whoosh.scoring import BM25F
 
-    from lore.core.search_phrase import AdjacentPhrase
-    from lore.core.search_terms import memo_term_lookups
+    from lore.core.search.phrase import AdjacentPhrase
+    from lore.core.search.terms import memo_term_lookups
 
     bodies = [
         "red spot storm on the giant planet, a red spot that never ends",

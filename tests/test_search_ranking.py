@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from whoosh.query import Query, Term
 
-from lore.core.search_columns import StoredColumn
-from lore.core.search_phrase import AdjacentPhrase
-from lore.core.search_ranking import GROUP_K1, TITLE_POWER, WordGroup, _parts, top_hits
-from lore.core.search_terms import memo_term_lookups
+from lore.core.search.columns import StoredColumn
+from lore.core.search.phrase import AdjacentPhrase
+from lore.core.search.ranking import GROUP_K1, TITLE_POWER, WordGroup, _parts, top_hits
+from lore.core.search.terms import memo_term_lookups
 from lore.core.vault import Vault
 
 WORDS = [

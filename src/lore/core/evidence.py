@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from lore.core.passages import Passage, note_passages, split_sentences, words
 from lore.core.providers.base import ChatMessage
-from lore.core.search_query import stem_word
+from lore.core.search.query import stem_word
 from lore.core.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:

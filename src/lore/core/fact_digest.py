@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from lore.core.passages import STOPWORDS, split_sentences, words
-from lore.core.search_query import stem_word
+from lore.core.search.query import stem_word
 from lore.core.tokens import estimate_tokens
 
 _CITATION = re.compile(r"\s?\[\d+(?:\s*,\s*\d+)*\]")

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from lore.config import CONFIG_TEMPLATE, LoreConfig, TrustLevel, load_config
-from lore.core.index import FileStat, NoteIndex, ReconcileReport
 from lore.core.links import link_key, link_targets, rewrite_links
 from lore.core.lock import VaultLock
 from lore.core.notes import (
@@ -29,6 +28,7 @@ from lore.core.notes import (
     split_front_matter,
     utc_now,
 )
+from lore.core.search import FileStat, NoteIndex, ReconcileReport
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_bytes, atomic_write_text
 from lore.errors import (

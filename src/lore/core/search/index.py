@@ -23,11 +23,11 @@ from whoosh.fields import COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.filedb.filestore import RamStorage
 from whoosh.query import And, NullQuery, Query, Term
 
-from lore.core.index_manifest import Manifest, Signature
 from lore.core.notes import Note
-from lore.core.search_columns import StoredColumn
-from lore.core.search_phrase import AdjacentPhrase
-from lore.core.search_query import (
+from lore.core.search.columns import StoredColumn
+from lore.core.search.manifest import Manifest, Signature
+from lore.core.search.phrase import AdjacentPhrase
+from lore.core.search.query import (
     ANALYZER,
     analyse,
     body_terms,
@@ -35,10 +35,10 @@ from lore.core.search_query import (
     prefer_union_matchers,
     stem_word,
 )
-from lore.core.search_ranking import top_hits
-from lore.core.search_scoring import TableBM25F
-from lore.core.search_terms import memo_term_lookups
-from lore.core.snippets import make_snippet
+from lore.core.search.ranking import top_hits
+from lore.core.search.scoring import TableBM25F
+from lore.core.search.snippets import make_snippet
+from lore.core.search.terms import memo_term_lookups
 from lore.errors import VaultError
 
 MERGE_AT_SEGMENTS = 4

@@ -16,7 +16,7 @@ from whoosh.analysis import StemmingAnalyzer
 from whoosh.lang.porter import stem
 from whoosh.query import Or, Query, Term
 
-from lore.core.search_phrase import AdjacentPhrase
+from lore.core.search.phrase import AdjacentPhrase
 
 # The fields a bare word is looked up in, in the order whoosh's parser lists them.
 SEARCH_FIELDS = ("title", "tags", "body")

@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, get_current_worker
 
 from lore.core.display_text import linkable_uri, visible
-from lore.core.index import SearchHit
+from lore.core.search import SearchHit
 from lore.core.links import WIKI_LINK
 from lore.core.notes import Note
 from lore.core.vault import Vault
