@@ -40,7 +40,7 @@ def test_find_vault_root_walks_up(tmp_path: Path) -> None:
     assert find_vault_root(tmp_path) is None
 
 
-@pytest.mark.parametrize("what", ["vault", "config", "data", "themes"])
+@pytest.mark.parametrize("what", ["vault", "data", "themes"])
 def test_locate_prints_one_path(
     what: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -49,7 +49,6 @@ def test_locate_prints_one_path(
     printed = capsys.readouterr().out.strip()
     expected = {
         "vault": root,
-        "config": root / "lore.yaml",
         "data": user_dirs().data,
         "themes": user_dirs().themes,
     }[what]

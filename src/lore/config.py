@@ -1,18 +1,28 @@
-"""Vault settings: `lore.yaml` read into strict, nested pydantic models.
+"""Settings read into strict, nested pydantic models, in layers.
 
-A bad key or value becomes one `ConfigError` line naming the file, the key and what was
-expected. Nothing here is read at import time; callers load the file they mean.
+Lowest to highest: the defaults here, the user's `config.yaml` in the XDG config folder, the
+vault's `lore.yaml`, then `LORE_SECTION__KEY` environment variables; command-line flags go on
+top. A bad key or value becomes one `ConfigError` line naming the file or variable, the key
+and what was expected. Nothing here is read at import time; callers load what they mean.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lore.errors import ConfigError
+from lore.paths import user_dirs
+
+# `LORE_PROVIDER__MODEL=llama3` sets provider.model: the prefix, the section, `__`, the key.
+ENV_PREFIX = "LORE_"
+ENV_SEPARATOR = "__"
 
 # libyaml's safe loader when installed: the same rules as yaml.safe_load, many times faster,
 # which matters for files read on the way to the first screen.
@@ -116,22 +126,37 @@ class LoreConfig(StrictModel):
     keymap: dict[str, str] = Field(default_factory=dict)
 
 
-def _describe(error: dict[str, Any]) -> str:
-    key = ".".join(str(part) for part in error["loc"]) or "(top level)"
+def _problem(error: dict[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
-        return f"{key}: unknown key"
+        return "unknown key"
     got = error.get("input")
     shown = repr(got) if not isinstance(got, dict) else "a mapping"
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    return f"{key}: {error['msg'].lower()} (got {shown})"
+    return f"{error['msg'].lower()} (got {shown})"
+
+
+def _describe(error: dict[str, Any]) -> str:
+    key = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    return f"{key}: {_problem(error)}"
+
+
+def settings_mapping(data: Any, source: str) -> dict[str, Any]:
+    """A settings file's top level as a mapping; a section left empty counts as absent."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a mapping of settings at the top level")
+    # `provider:` with every key under it commented out reads as null; it sets nothing.
+    return {
+        key: value
+        for key, value in data.items()
+        if value is not None or key not in LoreConfig.model_fields
+    }
 
 
 def parse_config(data: Any, source: str) -> LoreConfig:
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: expected a mapping of settings at the top level")
+    data = settings_mapping(data, source)
     try:
         return LoreConfig.model_validate(data)
     except ValidationError as exc:
@@ -160,20 +185,156 @@ def load_yaml_file(path: Path) -> Any:
         raise ConfigError(f"{path}{where}: could not parse YAML ({problem})") from None
 
 
-def load_config(path: Path) -> LoreConfig:
-    """Settings from `path`; defaults when the file does not exist."""
+def load_config_file(path: Path) -> LoreConfig:
+    """Settings from `path` alone; defaults when the file does not exist."""
     return parse_config(load_yaml_file(path), str(path))
 
 
-CONFIG_TEMPLATE = """\
-# Lore vault settings. Every key is optional; the values shown are the defaults.
-# A bad key or value is reported as one line naming this file and the key.
+@dataclass(frozen=True)
+class ConfigSource:
+    """One place settings come from, as `lore locate config` lists them."""
 
-vault:
-  name: {name}
-  # Files under notes/ larger than this are skipped with a warning.
-  max_note_bytes: 5000000
+    kind: Literal["user", "vault", "env"]
+    where: str
+    present: bool
 
+
+def config_variables(environ: Mapping[str, str]) -> list[str]:
+    """The `LORE_SECTION__KEY` variables set in `environ`, sorted.
+
+    Only names with the `__` separator are settings, so LORE_HOME, LORE_VAULT, LORE_DEBUG and
+    LORE_ACTOR keep their own meanings.
+    """
+    return sorted(
+        name
+        for name in environ
+        if name.startswith(ENV_PREFIX) and ENV_SEPARATOR in name[len(ENV_PREFIX) :]
+    )
+
+
+def _section_models() -> dict[str, type[BaseModel]]:
+    sections: dict[str, type[BaseModel]] = {}
+    for name, field in LoreConfig.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            sections[name] = annotation
+    return sections
+
+
+def _env_setting(name: str, value: str) -> tuple[str, str, str | None]:
+    """The section, key and value a variable sets, checked against the schema."""
+    parts = name[len(ENV_PREFIX) :].lower().split(ENV_SEPARATOR)
+    sections = _section_models()
+    if len(parts) != 2 or not all(parts):
+        raise ConfigError(f"{name}: expected LORE_SECTION__KEY, e.g. LORE_PROVIDER__MODEL")
+    section, key = parts
+    model = sections.get(section)
+    if model is None:
+        known = ", ".join(sorted(sections))
+        raise ConfigError(f"{name}: no settings section {section!r} (one of {known})")
+    field = model.model_fields.get(key)
+    if field is None:
+        raise ConfigError(f"{name}: {section}.{key}: unknown key")
+    # An empty value clears a setting that may be unset (provider.base_url, ui.theme, ...).
+    if value == "" and type(None) in get_args(field.annotation):
+        return section, key, None
+    return section, key, value
+
+
+def env_config_data(environ: Mapping[str, str]) -> dict[str, Any]:
+    """The settings `LORE_SECTION__KEY` variables set, each checked with its name in the error.
+
+    Values stay strings and pydantic converts them as it does YAML scalars ("4000" to an
+    integer, "true" to a boolean), so a model name such as "3" stays text.
+    """
+    data: dict[str, dict[str, Any]] = {}
+    for name in config_variables(environ):
+        section, key, value = _env_setting(name, environ[name])
+        try:
+            LoreConfig.model_validate({section: {key: value}})
+        except ValidationError as exc:
+            raise ConfigError(f"{name}: {_problem(dict(exc.errors()[0]))}") from None
+        data.setdefault(section, {})[key] = value
+    return data
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _file_data(path: Path) -> dict[str, Any]:
+    """A settings file's mapping, validated on its own so an error names this file."""
+    data = settings_mapping(load_yaml_file(path), str(path))
+    parse_config(data, str(path))
+    return data
+
+
+def config_sources(
+    vault_config: Path,
+    *,
+    user_config: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[ConfigSource]:
+    """Every place settings come from, lowest precedence first (flags, above all, aside)."""
+    user_config = user_config or user_dirs().user_config
+    environ = os.environ if environ is None else environ
+    sources = [
+        ConfigSource("user", str(user_config), user_config.is_file()),
+        ConfigSource("vault", str(vault_config), vault_config.is_file()),
+    ]
+    sources.extend(ConfigSource("env", name, True) for name in config_variables(environ))
+    return sources
+
+
+def load_config(
+    vault_config: Path,
+    *,
+    user_config: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LoreConfig:
+    """A vault's settings: defaults, then the user's config.yaml, then the vault's lore.yaml,
+    then `LORE_SECTION__KEY` variables; each later one wins key by key.
+
+    Command-line flags are applied by the caller on top of this.
+    """
+    user_config = user_config or user_dirs().user_config
+    environ = os.environ if environ is None else environ
+    data = _file_data(user_config)
+    data = _merge(data, _file_data(vault_config))
+    data = _merge(data, env_config_data(environ))
+    return parse_config(data, str(vault_config))
+
+
+def overridden_settings(vault_config: Path, user_config: Path) -> list[tuple[str, Any, Any]]:
+    """Keys both files set to different values: (dotted key, vault value, user value).
+
+    A vault made by an older `lore init` spells out every default, which silently hides the
+    user's config.yaml; `lore doctor` lists these so that is not a mystery.
+    """
+    user = _file_data(user_config)
+    vault = _file_data(vault_config)
+    found: list[tuple[str, Any, Any]] = []
+    for section, values in user.items():
+        theirs = vault.get(section)
+        if not isinstance(values, dict) or not isinstance(theirs, dict):
+            if section in vault and theirs != values:
+                found.append((section, theirs, values))
+            continue
+        for key, value in values.items():
+            if key in theirs and theirs[key] != value:
+                found.append((f"{section}.{key}", theirs[key], value))
+    return found
+
+
+# Every setting but the vault's own with its default. `lore init` writes it commented out, so
+# a new vault follows the user's config.yaml until a line here is uncommented.
+SETTINGS_REFERENCE = """\
 search:
   default_limit: 10
 
@@ -238,7 +399,35 @@ history:
   compact_threshold_tokens: 6000
   keep_recent_turns: 6
   memory_budget_tokens: 600
+"""
 
+
+def commented_out(text: str) -> str:
+    """`text` with every setting line turned into a comment, its comments left as they are."""
+    lines = []
+    for line in text.splitlines(keepends=True):
+        body = line.lstrip(" ")
+        if body.strip() and not body.startswith("#"):
+            line = line[: len(line) - len(body)] + "# " + body
+        lines.append(line)
+    return "".join(lines)
+
+
+CONFIG_TEMPLATE = (
+    """\
+# Lore vault settings. Every key is optional, and one set here wins over the same key in your
+# own config.yaml (`lore locate config` lists both). Uncomment a line to set it for this vault;
+# the values shown are the defaults. A bad key or value is one line naming this file and key.
+
+vault:
+  name: {name}
+  # Files under notes/ larger than this are skipped with a warning.
+  # max_note_bytes: 5000000
+
+"""
+    + commented_out(SETTINGS_REFERENCE)
+    + """
 # keymap:
 #   ask.cancel: ctrl+c
 """
+)

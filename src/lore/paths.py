@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONFIG_FILE_NAME = "lore.yaml"
+# The user's own defaults for every vault, in the XDG config folder; same schema as lore.yaml.
+USER_CONFIG_FILE_NAME = "config.yaml"
 
 
 @dataclass(frozen=True)
@@ -18,6 +20,10 @@ class UserDirs:
     config: Path
     data: Path
     cache: Path
+
+    @property
+    def user_config(self) -> Path:
+        return self.config / USER_CONFIG_FILE_NAME
 
     @property
     def themes(self) -> Path:

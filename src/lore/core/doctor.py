@@ -41,7 +41,8 @@ class DoctorReport:
     @property
     def ok(self) -> bool:
         return not any(
-            f.kind in {"front-matter", "index", "history", "memory", "symlink", "trust-rules"}
+            f.kind
+            in {"front-matter", "index", "history", "memory", "symlink", "trust-rules", "config"}
             for f in self.findings
         )
 
@@ -74,6 +75,25 @@ def _check_trust_rules(vault: Vault, report: DoctorReport) -> None:
     except ConfigError as exc:
         message = str(exc).removeprefix(f"{path}").lstrip(": ") or str(exc)
         report.findings.append(Finding("trust-rules", "trust_rules.yaml", message))
+
+
+def _check_config(vault: Vault, report: DoctorReport) -> None:
+    """Settings files broken since the vault opened, and vault keys hiding the user's own."""
+    from lore.config import load_config, overridden_settings
+    from lore.paths import user_dirs
+
+    user_config = user_dirs().user_config
+    try:
+        load_config(vault.layout.config, user_config=user_config)
+        overridden = overridden_settings(vault.layout.config, user_config)
+    except ConfigError as exc:
+        # The message opens with the file or variable at fault.
+        where, _, problem = str(exc).partition(": ")
+        report.findings.append(Finding("config", where, problem or where))
+        return
+    for key, in_vault, in_user in overridden:
+        message = f"{key}: {in_vault!r} here overrides {in_user!r} from {user_config}"
+        report.findings.append(Finding("config-override", "lore.yaml", message))
 
 
 def _check_temp_files(vault: Vault, report: DoctorReport, fix: bool) -> None:
@@ -160,6 +180,7 @@ def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
     if memory.problem:
         report.findings.append(Finding("memory", "memory/memory.json", memory.problem))
     _check_trust_rules(vault, report)
+    _check_config(vault, report)
     _check_temp_files(vault, report, fix)
     if fix and any(f.kind == "index" for f in report.findings):
         rebuilt = vault.reindex()
