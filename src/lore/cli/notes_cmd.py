@@ -393,7 +393,15 @@ def cmd_locate(ctx: Context) -> int:
         print(dirs.data)
     elif what == "themes":
         print(dirs.themes)
+    elif what == "vault":
+        print(discover_vault(getattr(ctx.args, "vault", None))[0])
     else:
+        from lore.config import config_sources
+        from lore.paths import CONFIG_FILE_NAME
+
         root, _ = discover_vault(getattr(ctx.args, "vault", None))
-        print(root if what == "vault" else root / "lore.yaml")
+        # Lowest precedence first, the order they are applied in; flags go on top of all.
+        for source in config_sources(root / CONFIG_FILE_NAME):
+            missing = "" if source.present else "  (missing)"
+            print(f"{source.kind:<6} {source.where}{missing}")
     return 0
