@@ -7,11 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from lore.core.ask import AskEngine
-from lore.core.commands import CommandContext, CommandRegistry, build_registry
+from lore.core.commands import (
+    ApplyTheme,
+    AskAgain,
+    ClearTranscript,
+    CommandContext,
+    CommandRegistry,
+    Quit,
+    build_registry,
+)
 from lore.core.history import HistoryStore
 from lore.core.providers.base import collect
 from lore.core.providers.offline import OfflineProvider
+from lore.core.session import LoreSession
 from lore.core.vault import Vault
 
 REQUIRED = [
@@ -43,7 +51,7 @@ def registry() -> CommandRegistry:
 
 @pytest.fixture
 def ctx(sample_vault: Vault) -> CommandContext:
-    return CommandContext(sample_vault, AskEngine(sample_vault, OfflineProvider()))
+    return CommandContext(LoreSession(sample_vault, OfflineProvider()))
 
 
 async def _ask(ctx: CommandContext, question: str) -> None:
@@ -103,13 +111,13 @@ def test_search_returns_a_table_of_notes(registry: CommandRegistry, ctx: Command
 
 
 def test_actions_ask_the_face_to_act(registry: CommandRegistry, ctx: CommandContext) -> None:
-    assert registry.dispatch(ctx, "/quit").action == "quit"
-    assert registry.dispatch(ctx, "/exit").action == "quit"
-    assert registry.dispatch(ctx, "/clear").action == "clear"
-    assert registry.dispatch(ctx, "/ask What is Io?").action == "ask:What is Io?"
+    assert registry.dispatch(ctx, "/quit").action == Quit()
+    assert registry.dispatch(ctx, "/exit").action == Quit()
+    assert registry.dispatch(ctx, "/clear").action == ClearTranscript()
+    assert registry.dispatch(ctx, "/ask What is Io?").action == AskAgain("What is Io?")
     themes = registry.dispatch(ctx, "/theme")
     assert themes.ok and "lore-dark" in themes.data
-    assert registry.dispatch(ctx, "/theme lore-light").action == "theme:lore-light"
+    assert registry.dispatch(ctx, "/theme lore-light").action == ApplyTheme("lore-light")
     assert not registry.dispatch(ctx, "/theme no-such-theme").ok
 
 

@@ -16,6 +16,7 @@ from lore.core.audit import AuditLog
 from lore.core.display_text import clean_title, linkable_uri, strip_hidden, visible
 from lore.core.notes import Source
 from lore.core.quarantine import HeldClaim, Quarantine, render_held
+from lore.core.session import LoreSession
 from lore.core.vault import Vault
 from lore.repl import ChatSession
 
@@ -329,7 +330,7 @@ def test_a_heading_with_escape_sequences_gives_a_clean_title(
 def test_the_repl_shows_answers_and_tables_as_data(tainted: Vault) -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=200)
-    session = ChatSession(tainted, console)
+    session = ChatSession(LoreSession(tainted), console)
     session.handle(f"why do comet tails {TITLE_SET}point away?")
     session.handle("/search comet")
     output = buffer.getvalue()

@@ -22,11 +22,11 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
 from lore.config import ProviderSettings
-from lore.core.ask import AskEngine
 from lore.core.commands import build_registry
 from lore.core.history import HistoryStore
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 from lore.core.providers.factory import make_provider
+from lore.core.session import LoreSession
 from lore.core.vault import Vault
 from lore.repl import (
     ChatSession,
@@ -81,7 +81,7 @@ def run_lines(session: ChatSession, text: str) -> int:
 @pytest.fixture
 def chat(sample_vault: Vault) -> Iterator[tuple[ChatSession, io.StringIO]]:
     console, buffer = console_buffer()
-    yield ChatSession(sample_vault, console), buffer
+    yield ChatSession(LoreSession(sample_vault), console), buffer
 
 
 def test_question_streams_an_answer_with_sources_and_is_recorded(
@@ -166,9 +166,7 @@ def test_provider_failure_is_one_line_and_the_turn_is_kept(
     fake_server.reply(Script(status=500, error="out of memory"))
     settings = ProviderSettings(name="ollama", model="llama3", base_url=fake_server.url)
     console, buffer = console_buffer()
-    session = ChatSession(
-        sample_vault, console, engine=AskEngine(sample_vault, provider=make_provider(settings))
-    )
+    session = ChatSession(LoreSession(sample_vault, make_provider(settings)), console)
     assert run_lines(session, QUESTION + "\n" + QUESTION + "\n") == 0
     errors = [line for line in buffer.getvalue().splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "out of memory" in errors[0]
@@ -182,8 +180,7 @@ def test_a_slow_first_token_says_what_it_is_waiting_for(
     fake_server.reply(Script(first_piece_delay_s=1.3), Script())
     settings = ProviderSettings(name="ollama", model="llama3", base_url=fake_server.url)
     console, buffer = console_buffer()
-    engine = AskEngine(sample_vault, provider=make_provider(settings))
-    session = ChatSession(sample_vault, console, engine=engine)
+    session = ChatSession(LoreSession(sample_vault, make_provider(settings)), console)
     session.handle(QUESTION)
     first = buffer.getvalue()
     assert "(waiting for ollama llama3… Ctrl-C cancels)\nHello, world." in first
@@ -194,7 +191,7 @@ def test_a_slow_first_token_says_what_it_is_waiting_for(
 def test_ctrl_c_cancels_the_answer_keeps_the_turn_and_the_session(sample_vault: Vault) -> None:
     provider = SlowProvider()
     console, buffer = console_buffer()
-    session = ChatSession(sample_vault, console, engine=AskEngine(sample_vault, provider=provider))
+    session = ChatSession(LoreSession(sample_vault, provider), console)
 
     def press_ctrl_c() -> None:
         if provider.first_word_sent.wait(10):

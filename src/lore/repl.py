@@ -1,8 +1,8 @@
 """`lore chat`: the line REPL. Questions stream their answers; `/commands` run from the registry.
 
-The REPL is a thin face over the core: asking goes through `AskEngine.ask` (the same events
-the full-screen app consumes) and every slash command comes from `lore.core.commands`, so
-completion, help and behaviour match the app. Each ask runs in its own event loop, which makes
+The REPL is a thin face over a `LoreSession`: asking goes through `LoreSession.ask` (the same
+events the full-screen app consumes) and every slash command comes from the session's
+registry, so completion, help and behaviour match the app. Each ask runs in its own event loop, which makes
 Ctrl-C simple: `asyncio.run` turns it into a cancellation of the ask, the engine records the
 turn as `cancelled`, and the session goes on. Nothing a user types ends the session except
 `/quit` or Ctrl-D.
@@ -30,34 +30,33 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from lore.core.ask import (
-    AnswerDelta,
-    AskEngine,
+from lore.core.public import (
+    ApplyTheme,
+    AskAgain,
     AskEvent,
-    AskFailed,
     AskFinished,
+    AskListener,
+    AskNotice,
     AskStarted,
-    CompactionFailed,
-    MemoryCompacted,
-)
-from lore.core.ask_notices import notice_for
-from lore.core.commands import (
-    CommandContext,
+    ClearTranscript,
+    CommandAction,
     CommandRegistry,
     CommandResult,
+    Quit,
+    Refresh,
     TableData,
-    build_registry,
+    relay_ask,
+    remember_theme,
+    turn_summary,
+    visible,
 )
-from lore.core.display_text import visible
-from lore.core.history_export import turn_summary
 from lore.errors import LoreError
 from lore.paths import user_dirs
 from lore.rich_display import SafeMarkdown, plain
 
 if TYPE_CHECKING:
-    from lore.core.pack import ContextPack
-    from lore.core.turns import Turn
-    from lore.core.vault import Vault
+    from lore.core.public import ContextPack, Turn
+    from lore.core.session import LoreSession
 
 HISTORY_FILE_NAME = "chat_history"
 # Typed alone, these leave as /quit does: nobody means them as a question to the wiki.
@@ -150,24 +149,15 @@ class SlashCompleter(Completer):
 class ChatSession:
     """One conversation: a line in, an answer or a command's output out."""
 
-    def __init__(
-        self,
-        vault: Vault,
-        console: Console,
-        *,
-        engine: AskEngine | None = None,
-        registry: CommandRegistry | None = None,
-    ) -> None:
-        self.vault = vault
+    def __init__(self, session: LoreSession, console: Console) -> None:
+        self.session = session
         self.console = console
-        self.engine = engine or AskEngine(vault)
-        self.registry = registry or build_registry()
-        self.context = CommandContext(vault=vault, engine=self.engine)
+        self.registry: CommandRegistry = session.commands
         self.completer = SlashCompleter(self.registry, self.note_titles)
         self._mid_line = False
 
     def note_titles(self) -> list[str]:
-        return [str(doc["title"]) for doc in self.vault.index.all_documents() if doc.get("title")]
+        return [str(doc["title"]) for doc in self.session.note_documents() if doc.get("title")]
 
     # -- one line ----------------------------------------------------------------------------
 
@@ -182,7 +172,7 @@ class ChatSession:
             self.ask(text)
             return True
         try:
-            return self.show(self.registry.dispatch(self.context, text))
+            return self.show(self.session.run_command(text))
         except LoreError as exc:
             self.error(exc.message)
         except KeyboardInterrupt:
@@ -201,22 +191,22 @@ class ChatSession:
             self.console.print(render_table(result.table))
         return self.perform(result.action)
 
-    def perform(self, action: str | None) -> bool:
-        """Carry out what a command asked of the face; actions meant for panes are ignored."""
-        verb, _, argument = (action or "").partition(":")
-        if verb == "quit":
-            return False
-        if verb == "refresh":
-            self.completer.forget_titles()
-        if verb == "ask" and argument.strip():
-            self.ask(argument)
-        elif verb == "clear":
-            self.console.clear()
-        elif verb == "theme" and argument:
-            from lore.core.themes import remember_theme
+    def perform(self, action: CommandAction | None) -> bool:
+        """Carry out what a command asked of the face; False when the session should end.
 
-            remember_theme(argument)
-            self.note(f"the app will open with the theme {argument}")
+        Panes and notes have no place in a line REPL: those actions are left out."""
+        match action:
+            case Quit():
+                return False
+            case Refresh():
+                self.completer.forget_titles()
+            case AskAgain(question=question) if question.strip():
+                self.ask(question)
+            case ClearTranscript():
+                self.console.clear()
+            case ApplyTheme(name=name) if name:
+                remember_theme(name)
+                self.note(f"the app will open with the theme {name}")
         return True
 
     # -- asking ------------------------------------------------------------------------------
@@ -233,42 +223,23 @@ class ChatSession:
             self.internal_error(exc)
 
     async def _ask(self, question: str) -> None:
-        waiting: asyncio.TimerHandle | None = None
+        listener = _ReplListener(self)
         try:
-            async for event in self.engine.ask(question):
-                if isinstance(event, AskStarted):
-                    self._started(event.pack)
-                    # A model loading can take a while: say what is being waited for.
-                    waiting = asyncio.get_running_loop().call_later(
-                        WAITING_NOTICE_S, self._waiting_notice
-                    )
-                elif isinstance(event, AnswerDelta):
-                    if waiting is not None:
-                        waiting.cancel()
-                        waiting = None
-                    self._write_answer(event.text)
-                elif isinstance(event, AskFinished):
-                    self._finished(event)
-                elif isinstance(event, AskFailed | MemoryCompacted | CompactionFailed):
-                    self._notice(event)
+            await relay_ask(self.session.ask(question), listener)
         finally:
-            if waiting is not None:
-                waiting.cancel()
+            listener.stop_waiting()
             # This loop ends with the ask; the provider's connections must not outlive it.
-            await self.engine.provider.aclose()
+            await self.session.aclose()
 
     def _waiting_notice(self) -> None:
-        provider = self.engine.provider
+        provider = self.session.provider
         self.note(f"(waiting for {provider.name} {provider.model}… Ctrl-C cancels)")
 
     def _started(self, pack: ContextPack) -> None:
         if pack.followup and pack.resolved_question != pack.question:
             self.note(f"(read as: {pack.resolved_question})")
 
-    def _notice(self, event: AskEvent) -> None:
-        notice = notice_for(event)
-        if notice is None:
-            return
+    def _notice(self, notice: AskNotice) -> None:
         if notice.level == "info":
             self.note(f"({notice.text})")
         else:
@@ -276,7 +247,6 @@ class ChatSession:
 
     def _finished(self, event: AskFinished) -> None:
         turn, pack = event.turn, event.pack
-        self._notice(event)
         self._end_answer_line()
         sources = cited_sources(turn, pack)
         if sources:
@@ -315,12 +285,42 @@ class ChatSession:
         )
 
     def banner(self) -> str:
-        provider = self.engine.provider
+        provider = self.session.provider
         model = f" {provider.model}" if provider.model else ""
         return (
-            f"Lore chat · vault {self.vault.name} · {provider.name}{model} · "
+            f"Lore chat · vault {self.session.name} · {provider.name}{model} · "
             "/help lists commands · Ctrl-C cancels an answer · Ctrl-D quits"
         )
+
+
+class _ReplListener(AskListener):
+    """An ask as lines: the answer streams, then its sources and one line of figures."""
+
+    def __init__(self, chat: ChatSession) -> None:
+        self.chat = chat
+        self.waiting: asyncio.TimerHandle | None = None
+
+    def stop_waiting(self) -> None:
+        if self.waiting is not None:
+            self.waiting.cancel()
+            self.waiting = None
+
+    async def started(self, event: AskStarted) -> None:
+        self.chat._started(event.pack)
+        # A model loading can take a while: say what is being waited for.
+        self.waiting = asyncio.get_running_loop().call_later(
+            WAITING_NOTICE_S, self.chat._waiting_notice
+        )
+
+    async def delta(self, text: str) -> None:
+        self.stop_waiting()
+        self.chat._write_answer(text)
+
+    async def finished(self, event: AskFinished) -> None:
+        self.chat._finished(event)
+
+    async def notice(self, notice: AskNotice, event: AskEvent) -> None:
+        self.chat._notice(notice)
 
 
 def cited_sources(turn: Turn, pack: ContextPack) -> str:
@@ -363,8 +363,8 @@ def run_interactive(
     """The prompt-toolkit loop: completion, persistent input history, a status line."""
 
     def status_line() -> str:
-        provider = session.engine.provider  # /model may switch it mid-session.
-        return f" {provider.name} {provider.model} · vault {session.vault.name}"
+        provider = session.session.provider  # /model may switch it mid-session.
+        return f" {provider.name} {provider.model} · vault {session.session.name}"
 
     prompt: PromptSession[str] = PromptSession(
         history=history if history is not None else open_input_history(input_history_path()),
@@ -378,7 +378,7 @@ def run_interactive(
     session.note(session.banner())
     while True:
         try:
-            line = prompt.prompt(f"{session.vault.name}> ")
+            line = prompt.prompt(f"{session.session.name}> ")
         except KeyboardInterrupt:
             # Ctrl-C at the prompt clears the line, as in a shell, and says how to leave.
             session.note("(Ctrl-D or /quit leaves)")
@@ -400,8 +400,8 @@ def run_plain(session: ChatSession, lines: Iterable[str]) -> int:
     return 0
 
 
-def run_chat(vault: Vault, console: Console, *, stdin: TextIO | None = None) -> int:
-    session = ChatSession(vault, console)
+def run_chat(lore: LoreSession, console: Console, *, stdin: TextIO | None = None) -> int:
+    session = ChatSession(lore, console)
     source = stdin or sys.stdin
     if not source.isatty():
         return run_plain(session, source)

@@ -15,7 +15,7 @@ from rich.markdown import Markdown
 from rich.style import Style, StyleType
 from rich.text import Text
 
-from lore.core.display_text import linkable_uri, visible, visible_with_offsets
+from lore.core.public import linkable_uri, visible, visible_with_offsets
 
 
 def plain(text: str, style: StyleType = "", *, multiline: bool = False) -> Text:

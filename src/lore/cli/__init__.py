@@ -12,7 +12,7 @@ from rich.text import Text
 from lore import __version__
 from lore.cli import ask_cmd, chat_cmd, history_cmd, ingest_cmd, notes_cmd
 from lore.cli.common import Context
-from lore.core.display_text import visible
+from lore.core.public import visible
 from lore.errors import LoreError
 
 # Each module adds its subcommands with `register(subparsers)`.

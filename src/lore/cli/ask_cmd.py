@@ -10,22 +10,20 @@ from rich.table import Table
 from rich.text import Text
 
 from lore.cli.common import Context, print_json
-from lore.core import conversations
-from lore.core.ask import (
-    AnswerDelta,
-    AskEngine,
+from lore.core.public import (
+    CONTINUE_WINDOW_S,
+    AskEvent,
     AskFailed,
     AskFinished,
+    AskListener,
+    AskNotice,
     AskStarted,
-    CompactionFailed,
-    MemoryCompacted,
-    save_answer,
+    ContextPack,
+    Turn,
+    ingest_summary,
+    relay_ask,
+    visible,
 )
-from lore.core.ask_notices import AskNotice, notice_for
-from lore.core.commands import ingest_summary
-from lore.core.display_text import visible
-from lore.core.pack import ContextPack
-from lore.core.turns import Turn
 from lore.errors import UsageError
 from lore.rich_display import plain
 
@@ -59,7 +57,7 @@ def register(subparsers: Any) -> None:
 
 
 def _conversation_arguments(parser: Any) -> None:
-    minutes = conversations.CONTINUE_WINDOW_S // 60
+    minutes = CONTINUE_WINDOW_S // 60
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "-c",
@@ -74,12 +72,6 @@ def _conversation_arguments(parser: Any) -> None:
         "--new",
         action="store_true",
         help="start a new conversation: nothing asked before is followed up",
-    )
-
-
-def _continuation(ctx: Context) -> conversations.Continuation:
-    return conversations.choose(
-        ctx.vault, continue_latest=ctx.args.continue_latest, new=ctx.args.new
     )
 
 
@@ -120,33 +112,52 @@ def _sources(pack: ContextPack, turn: Turn) -> list[dict[str, Any]]:
     ]
 
 
+class _TerminalListener(AskListener):
+    """Streams the answer to stdout (unless --json) and keeps what the summary needs."""
+
+    def __init__(self, ctx: Context, *, stream: bool) -> None:
+        self.ctx = ctx
+        self.stream = stream
+        self.done: AskFinished | None = None
+        self.failed_event: AskFailed | None = None
+        self.later: list[AskNotice] = []
+
+    async def started(self, event: AskStarted) -> None:
+        if self.stream and event.pack.followup:
+            self.ctx.err.print(plain(f"(understood as: {event.pack.resolved_question})", "dim"))
+
+    async def delta(self, text: str) -> None:
+        if self.stream:
+            sys.stdout.write(visible(text, multiline=True))
+            sys.stdout.flush()
+
+    async def finished(self, event: AskFinished) -> None:
+        self.done = event
+
+    async def failed(self, event: AskFailed) -> None:
+        self.failed_event = event
+
+    async def notice(self, notice: AskNotice, event: AskEvent) -> None:
+        if isinstance(event, AskFinished | AskFailed):
+            # Said after the answer and its sources, or by the failure message itself.
+            if isinstance(event, AskFinished):
+                self.later.append(notice)
+        elif notice.level != "info" or self.stream:
+            _print_notice(self.ctx, notice)
+
+
 async def _run_ask(ctx: Context, question: str) -> int:
-    continuation = _continuation(ctx)
-    engine = AskEngine(ctx.vault, conversation=continuation.conversation)
+    session = ctx.session
+    session.follow_terminal_conversation(
+        continue_latest=ctx.args.continue_latest, new=ctx.args.new
+    )
     stream_to_terminal = not ctx.args.json
-    finished: AskFinished | None = None
-    failed: AskFailed | None = None
+    listener = _TerminalListener(ctx, stream=stream_to_terminal)
     try:
-        async for event in engine.ask(question):
-            if isinstance(event, AskStarted):
-                if stream_to_terminal and event.pack.followup:
-                    ctx.err.print(plain(f"(understood as: {event.pack.resolved_question})", "dim"))
-            elif isinstance(event, AnswerDelta):
-                if stream_to_terminal:
-                    sys.stdout.write(visible(event.text, multiline=True))
-                    sys.stdout.flush()
-            elif isinstance(event, AskFinished):
-                finished = event
-            elif isinstance(event, AskFailed):
-                failed = event
-            elif isinstance(event, MemoryCompacted | CompactionFailed):
-                notice = notice_for(event)
-                if notice is not None and (notice.level != "info" or stream_to_terminal):
-                    _print_notice(ctx, notice)
+        await relay_ask(session.ask(question), listener)
     finally:
-        await engine.provider.aclose()
-        if engine.last_turn is not None:
-            conversations.remember(ctx.vault, continuation)
+        await session.aclose()
+    finished, failed = listener.done, listener.failed_event
     if stream_to_terminal:
         sys.stdout.write("\n")
     if failed is not None:
@@ -159,7 +170,7 @@ async def _run_ask(ctx: Context, question: str) -> int:
     turn = finished.turn
     saved: dict[str, Any] | None = None
     if ctx.args.save:
-        saved = save_answer(ctx.vault, turn)
+        saved = session.save_answer(turn)
     if ctx.args.json:
         print_json(
             {
@@ -182,8 +193,7 @@ async def _run_ask(ctx: Context, question: str) -> int:
             line.append(" (untrusted)", style="red")
         ctx.console.print(line)
     sys.stdout.flush()
-    notice = notice_for(finished)
-    if notice is not None:
+    for notice in listener.later:
         _print_notice(ctx, notice)
     dropped_notes = [item for item in finished.pack.dropped if item.section == "evidence"]
     if dropped_notes:
@@ -219,8 +229,11 @@ def _fill_style(used: int, cap: int | None) -> str:
 
 def cmd_context(ctx: Context) -> int:
     question = _question(ctx.args.question)
-    engine = AskEngine(ctx.vault, conversation=_continuation(ctx).conversation)
-    pack = engine.preview(question)
+    session = ctx.session
+    session.follow_terminal_conversation(
+        continue_latest=ctx.args.continue_latest, new=ctx.args.new
+    )
+    pack = session.preview(question)
     if ctx.args.json:
         data = pack.to_dict()
         data["messages"] = [message.to_dict() for message in pack.messages()]

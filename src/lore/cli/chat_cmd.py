@@ -24,4 +24,4 @@ def cmd_chat(ctx: Context) -> int:
     # Imported here so that other commands never load prompt-toolkit.
     from lore.repl import run_chat
 
-    return run_chat(ctx.vault, ctx.console)
+    return run_chat(ctx.session, ctx.console)

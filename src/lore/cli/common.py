@@ -1,18 +1,18 @@
-"""What every command shares: the parsed arguments, consoles, and the vault opened lazily."""
+"""What every command shares: the parsed arguments, consoles, and the session opened lazily."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
-from lore.core.display_text import json_for_terminal, visible
-from lore.core.vault import Vault
-from lore.paths import discover_vault
+from lore.core.public import json_for_terminal, visible
+from lore.core.session import LoreSession
 
 
 class Context:
@@ -20,31 +20,29 @@ class Context:
         self.args = args
         self.console = Console(highlight=False, soft_wrap=False)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
-        self._vault: Vault | None = None
+        self._session: LoreSession | None = None
 
     @property
-    def vault(self) -> Vault:
-        if self._vault is None:
-            root, reason = discover_vault(getattr(self.args, "vault", None))
-            self._vault = Vault.open(root, create=reason == "default vault")
-            provider = getattr(self.args, "provider", None)
-            if provider:
-                self._vault.config.provider.name = provider
-            model = getattr(self.args, "model", None)
-            if model:
-                self._vault.config.provider.model = model
-        return self._vault
+    def session(self) -> LoreSession:
+        """The vault named by --vault (or found from here), with --provider and --model."""
+        if self._session is None:
+            self._session = LoreSession.open(
+                getattr(self.args, "vault", None),
+                provider_name=getattr(self.args, "provider", None),
+                model=getattr(self.args, "model", None),
+                actor=os.environ.get("LORE_ACTOR") or os.environ.get("USER") or "user",
+            )
+        return self._session
 
     def warn_skipped(self) -> None:
-        if self._vault is None:
+        if self._session is None:
             return
-        for warning in self._vault.warnings:
+        for warning in self._session.take_warnings():
             self.err.print(Text.assemble(("warning: ", "yellow"), visible(warning, multiline=True)))
-        self._vault.warnings.clear()
 
     def close(self) -> None:
-        if self._vault is not None:
-            self._vault.close()
+        if self._session is not None:
+            self._session.close()
 
 
 def print_json(value: Any) -> None:

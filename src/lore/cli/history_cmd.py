@@ -11,12 +11,15 @@ from rich.table import Table
 from rich.text import Text
 
 from lore.cli.common import Context, print_json
-from lore.core.compaction import CompactionReport, compact
-from lore.core.display_text import json_for_terminal, visible
-from lore.core.history import HistoryStore
-from lore.core.history_export import export_turns, turn_markdown, turn_summary
-from lore.core.metrics import MetricsStore, MetricsSummary
-from lore.core.turns import Turn
+from lore.core.public import (
+    CompactionReport,
+    MetricsSummary,
+    Turn,
+    json_for_terminal,
+    turn_markdown,
+    turn_summary,
+    visible,
+)
 from lore.errors import UsageError
 from lore.rich_display import SafeMarkdown, plain
 
@@ -137,7 +140,7 @@ def _turn_table(turns: list[Turn], title: str) -> Table:
 
 
 def cmd_history(ctx: Context) -> int:
-    store = HistoryStore(ctx.vault)
+    store = ctx.session.history
     query = (ctx.args.search or "").strip()
     if ctx.args.search is not None and not query:
         raise UsageError("--search needs at least one word")
@@ -161,7 +164,7 @@ def cmd_history(ctx: Context) -> int:
 
 
 def cmd_history_show(ctx: Context) -> int:
-    turn = HistoryStore(ctx.vault).get(ctx.args.turn_id)
+    turn = ctx.session.history.get(ctx.args.turn_id)
     if ctx.args.json:
         print_json(turn.to_record())
         return 0
@@ -198,11 +201,12 @@ def cmd_history_show(ctx: Context) -> int:
 
 
 def cmd_history_export(ctx: Context) -> int:
-    store = HistoryStore(ctx.vault)
+    session = ctx.session
+    store = session.history
     chosen = EXPORT_FORMATS[ctx.args.format] if ctx.args.format else None
     if ctx.args.out:
         path = Path(ctx.args.out)
-        count = export_turns(store.iter_turns(), path, chosen)  # type: ignore[arg-type]
+        count = session.export_history(path, chosen)
         ctx.err.print(plain(f"Exported {count:,} turns to {path}"))
         return 0
     if chosen == "jsonl":
@@ -212,7 +216,7 @@ def cmd_history_export(ctx: Context) -> int:
         return 0
     # Piped, the export is the exact text; read on a terminal, nothing in it may drive it.
     shown = (lambda text: visible(text, multiline=True)) if sys.stdout.isatty() else str
-    sys.stdout.write(shown(f"# {ctx.vault.name}: history\n\n"))
+    sys.stdout.write(shown(f"# {session.name}: history\n\n"))
     for turn in store.iter_turns():
         sys.stdout.write(shown(turn_markdown(turn) + "\n"))
     return 0
@@ -222,24 +226,12 @@ def cmd_history_export(ctx: Context) -> int:
 
 
 def cmd_compact(ctx: Context) -> int:
-    vault = ctx.vault
-    settings = vault.config.provider
-    provider = None
-    if not ctx.args.dry_run:
-        from lore.core.providers.factory import background_provider
-
-        provider = background_provider(settings)
-    try:
-        report = compact(vault, provider=provider, dry_run=ctx.args.dry_run)
-    finally:
-        if provider is not None:
-            import asyncio
-
-            asyncio.run(provider.aclose())
+    session = ctx.session
+    report = session.compact(dry_run=ctx.args.dry_run)
     if ctx.args.json:
         print_json(report.to_dict())
         return 0
-    _print_compaction(ctx, report, vault.config.history.memory_budget_tokens)
+    _print_compaction(ctx, report, session.config.history.memory_budget_tokens)
     return 0
 
 
@@ -295,7 +287,7 @@ def _summary_row(table: Table, label: str, summary: MetricsSummary) -> None:
 
 
 def cmd_metrics(ctx: Context) -> int:
-    summary = MetricsStore(ctx.vault).summary(last=ctx.args.last)
+    summary = ctx.session.metrics.summary(last=ctx.args.last)
     if ctx.args.json:
         print_json(summary.to_dict())
         return 0
@@ -330,12 +322,11 @@ def cmd_metrics(ctx: Context) -> int:
 
 
 def tokens_overview(ctx: Context) -> dict[str, Any]:
-    from lore.core.memory_status import memory_status
-
-    metrics = MetricsStore(ctx.vault)
+    session = ctx.session
+    metrics = session.metrics
     summary = metrics.summary()
     last = metrics.tail(1)
-    status = memory_status(ctx.vault)
+    status = session.memory_status()
     return {
         "asks": summary.asks,
         "prompt_tokens": summary.prompt_tokens,
@@ -350,7 +341,7 @@ def tokens_overview(ctx: Context) -> dict[str, Any]:
         "live_over_threshold": status.live_over_threshold,
         "compact_threshold_tokens": status.threshold_tokens,
         "memory_tokens": status.frontier_tokens,
-        "memory_budget_tokens": ctx.vault.config.history.memory_budget_tokens,
+        "memory_budget_tokens": session.config.history.memory_budget_tokens,
         "memory_entries": sum(level.entries for level in status.levels.values()),
         "memory_problem": status.problem,
     }

@@ -14,13 +14,15 @@ from rich.text import Text
 
 from lore.cli.common import Context, print_json
 from lore.config import TRUST_LEVELS, TrustLevel
-from lore.core.audit import AuditLog
-from lore.core.display_text import visible
-from lore.core.editor import editor_command
-from lore.core.ingest import IngestEvent, IngestReport, ingest
-from lore.core.providers.base import Provider
-from lore.core.quarantine import OUTDATED_NOTICE, HeldClaim, Quarantine, is_hidden_char
-from lore.core.trust_rules import retier
+from lore.core.public import (
+    OUTDATED_NOTICE,
+    HeldClaim,
+    IngestEvent,
+    IngestReport,
+    editor_command,
+    is_hidden_char,
+    visible,
+)
 from lore.errors import UsageError
 from lore.rich_display import plain
 
@@ -104,22 +106,11 @@ def register(subparsers: Any) -> None:
     retier_cmd.set_defaults(func=cmd_trust_retier)
 
 
-def _actor() -> str:
-    return os.environ.get("LORE_ACTOR") or os.environ.get("USER") or "user"
-
-
-def _provider(ctx: Context) -> Provider | None:
-    from lore.core.providers.factory import background_provider
-
-    return background_provider(ctx.vault.config.provider)
-
-
 # -- ingest -------------------------------------------------------------------------------------
 
 
 def cmd_ingest(ctx: Context) -> int:
     args = ctx.args
-    vault = ctx.vault
     show_progress = not args.json and ctx.err.is_terminal
     progress = Progress(
         TextColumn("[bold]ingest"),
@@ -142,13 +133,11 @@ def cmd_ingest(ctx: Context) -> int:
             progress.update(task, completed=event.done, description=shown)
 
     with progress:
-        report = ingest(
-            vault,
+        report = ctx.session.ingest(
             list(args.targets),
             trust=args.trust,
             recursive=args.recursive,
             dry_run=args.dry_run,
-            provider=_provider(ctx),
             progress=on_event,
         )
     if args.json:
@@ -197,7 +186,7 @@ def _short(text: str, limit: int = 70) -> Text:
 
 
 def cmd_quarantine_list(ctx: Context) -> int:
-    quarantine = Quarantine(ctx.vault)
+    quarantine = ctx.session.quarantine
     held = quarantine.rejected() if ctx.args.rejected else quarantine.list()
     outdated = quarantine.outdated(held)
     if ctx.args.json:
@@ -247,7 +236,7 @@ def marked_text(claim: HeldClaim) -> Text:
 
 
 def cmd_quarantine_show(ctx: Context) -> int:
-    quarantine = Quarantine(ctx.vault)
+    quarantine = ctx.session.quarantine
     claim = quarantine.get(ctx.args.id)
     outdated = claim.id in quarantine.outdated([claim])
     if ctx.args.json:
@@ -325,19 +314,17 @@ def _target_args(ctx: Context) -> None:
 
 def cmd_quarantine_promote(ctx: Context) -> int:
     _target_args(ctx)
-    quarantine = Quarantine(ctx.vault)
+    session = ctx.session
     trust: TrustLevel | None = ctx.args.trust
     if ctx.args.source:
         if ctx.args.edit:
             raise UsageError("--edit works on one claim at a time")
-        count = len(quarantine.for_source(ctx.args.source))
-        promotion = quarantine.promote_source_and_report(
-            ctx.args.source, trust=trust, actor=_actor()
-        )
+        count = len(session.quarantine.for_source(ctx.args.source))
+        promotion = session.promote_source(ctx.args.source, trust=trust)
     else:
-        held = quarantine.get(ctx.args.id)
-        text = _edit_text(held.text, ctx.vault.layout.state) if ctx.args.edit else None
-        promotion = quarantine.promote_and_report(held.id, trust=trust, text=text, actor=_actor())
+        held = session.quarantine.get(ctx.args.id)
+        text = _edit_text(held.text, session.drafts_folder) if ctx.args.edit else None
+        promotion = session.promote(held.id, trust=trust, text=text)
         count = 1
     if ctx.args.json:
         print_json(
@@ -360,11 +347,11 @@ def cmd_quarantine_promote(ctx: Context) -> int:
 
 def cmd_quarantine_reject(ctx: Context) -> int:
     _target_args(ctx)
-    quarantine = Quarantine(ctx.vault)
+    session = ctx.session
     if ctx.args.source:
-        rejected = quarantine.reject_source(ctx.args.source, reason=ctx.args.reason, actor=_actor())
+        rejected = session.reject_source(ctx.args.source, reason=ctx.args.reason)
     else:
-        rejected = [quarantine.reject(ctx.args.id, reason=ctx.args.reason, actor=_actor())]
+        rejected = [session.reject(ctx.args.id, reason=ctx.args.reason)]
     if ctx.args.json:
         print_json({"rejected": [claim.id for claim in rejected]})
     else:
@@ -375,7 +362,7 @@ def cmd_quarantine_reject(ctx: Context) -> int:
 
 
 def cmd_quarantine_undo(ctx: Context) -> int:
-    result = Quarantine(ctx.vault).undo(actor=_actor())
+    result = ctx.session.undo()
     if ctx.args.json:
         print_json(result)
     else:
@@ -388,7 +375,7 @@ def cmd_quarantine_undo(ctx: Context) -> int:
 
 
 def cmd_audit(ctx: Context) -> int:
-    entries = AuditLog(ctx.vault).read(since=ctx.args.since)
+    entries = ctx.session.audit_entries(since=ctx.args.since)
     if ctx.args.limit and ctx.args.limit > 0:
         entries = entries[-ctx.args.limit :]
     if ctx.args.json:
@@ -415,7 +402,7 @@ def cmd_audit(ctx: Context) -> int:
 
 
 def cmd_trust_retier(ctx: Context) -> int:
-    changes = retier(ctx.vault, dry_run=ctx.args.dry_run, actor=_actor())
+    changes = ctx.session.retier(dry_run=ctx.args.dry_run)
     if ctx.args.json:
         print_json(
             {"dry_run": ctx.args.dry_run, "changes": [change.to_dict() for change in changes]}

@@ -14,10 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from lore.cli.common import Context, print_json, read_text_argument
-from lore.core.editor import editor_command
-from lore.core.index import SearchHit
-from lore.core.notes import Note
-from lore.core.vault import init_vault
+from lore.core.public import Note, SearchHit, editor_command
+from lore.core.session import LoreSession
 from lore.errors import UsageError
 from lore.paths import discover_vault, user_dirs
 from lore.rich_display import SafeMarkdown, highlighted, linked, plain
@@ -132,19 +130,19 @@ def default_action(ctx: Context) -> int:
     if sys.stdin.isatty() and sys.stdout.isatty():
         from lore.tui.app import run_app
 
-        run_app(ctx.vault)
+        run_app(ctx.session)
         return 0
     return cmd_summary(ctx)
 
 
 def cmd_summary(ctx: Context) -> int:
-    vault = ctx.vault
-    docs = vault.index.all_documents()
+    session = ctx.session
+    docs = session.note_documents()
     tags = Counter(tag for doc in docs for tag in (doc.get("tags") or "").split(",") if tag)
     recent = sorted(docs, key=lambda doc: doc.get("updated") or "", reverse=True)[:5]
     console = ctx.console
     summary = Table.grid(padding=(0, 2))
-    summary.add_row("[bold]Vault[/]", plain(f"{vault.name}  ({vault.root})"))
+    summary.add_row("[bold]Vault[/]", plain(f"{session.name}  ({session.root})"))
     summary.add_row("[bold]Notes[/]", str(len(docs)))
     summary.add_row(
         "[bold]Tags[/]", plain(", ".join(f"{tag} ({n})" for tag, n in tags.most_common(12)) or "-")
@@ -166,7 +164,7 @@ def cmd_summary(ctx: Context) -> int:
 
 
 def cmd_init(ctx: Context) -> int:
-    root = init_vault(Path(ctx.args.path), ctx.args.name)
+    root = LoreSession.create(Path(ctx.args.path), ctx.args.name)
     ctx.console.print(Text.assemble("Vault ready at ", plain(str(root), "bold")))
     ctx.console.print(
         plain("Add notes with: lore --vault " + shlex.quote(str(root)) + " notes new TITLE")
@@ -175,7 +173,7 @@ def cmd_init(ctx: Context) -> int:
 
 
 def cmd_notes_list(ctx: Context) -> int:
-    docs = ctx.vault.index.all_documents()
+    docs = ctx.session.note_documents()
     tag = (ctx.args.tag or "").lower().lstrip("#")
     if tag:
         docs = [doc for doc in docs if tag in (doc.get("tags") or "").split(",")]
@@ -222,7 +220,7 @@ MARKDOWN_LIMIT_CHARS = 200_000
 
 
 def cmd_notes_show(ctx: Context) -> int:
-    note = ctx.vault.find(ctx.args.ref)
+    note = ctx.session.find_note(ctx.args.ref)
     if ctx.args.json:
         print_json(_note_dict(note))
         return 0
@@ -252,7 +250,9 @@ def cmd_notes_show(ctx: Context) -> int:
 
 def cmd_notes_new(ctx: Context) -> int:
     body = read_text_argument(ctx.args.body)
-    note = ctx.vault.create_note(ctx.args.title, body, tags=ctx.args.tag, folder=ctx.args.folder)
+    note = ctx.session.create_note(
+        ctx.args.title, body=body, tags=ctx.args.tag, folder=ctx.args.folder
+    )
     if ctx.args.json:
         print_json(_note_dict(note, with_body=False))
     else:
@@ -263,15 +263,15 @@ def cmd_notes_new(ctx: Context) -> int:
 
 
 def cmd_notes_edit(ctx: Context) -> int:
-    vault = ctx.vault
-    note = vault.find(ctx.args.ref)
-    path = vault.resolve_inside(note.path)
+    session = ctx.session
+    note = session.find_note(ctx.args.ref)
+    path = session.resolve_inside(note.path)
     command = [*editor_command(), str(path)]
     try:
         result = subprocess.run(command, check=False)
     except FileNotFoundError:
         raise UsageError(f"editor {command[0]!r} not found; set $EDITOR") from None
-    report = vault.reconcile()
+    report = session.reconcile()
     if result.returncode != 0:
         ctx.err.print(f"lore: the editor exited with status {result.returncode}")
         return 1
@@ -281,7 +281,7 @@ def cmd_notes_edit(ctx: Context) -> int:
 
 
 def cmd_notes_mv(ctx: Context) -> int:
-    result = ctx.vault.rename_note(ctx.args.old, ctx.args.new)
+    result = ctx.session.rename_note(ctx.args.old, ctx.args.new)
     if ctx.args.json:
         print_json({"note": _note_dict(result.note, with_body=False), "relinked": result.relinked})
         return 0
@@ -296,8 +296,8 @@ def cmd_notes_mv(ctx: Context) -> int:
 
 
 def cmd_notes_rm(ctx: Context) -> int:
-    result = ctx.vault.remove_note(ctx.args.ref)
-    tombstone = ctx.vault.relpath(result.tombstone)
+    result = ctx.session.remove_note(ctx.args.ref)
+    tombstone = ctx.session.relpath(result.tombstone)
     if ctx.args.json:
         print_json(
             {
@@ -320,12 +320,10 @@ def cmd_notes_rm(ctx: Context) -> int:
 
 
 def cmd_search(ctx: Context) -> int:
-    vault = ctx.vault
     query = " ".join(ctx.args.query)
-    limit = vault.config.search.default_limit if ctx.args.limit is None else ctx.args.limit
-    if limit <= 0:
+    if ctx.args.limit is not None and ctx.args.limit <= 0:
         raise UsageError("--limit must be a positive number")
-    hits = vault.index.search(query, limit=limit)
+    hits = ctx.session.search(query, limit=ctx.args.limit)
     if ctx.args.json:
         print_json([hit.to_dict() for hit in hits])
         return 0
@@ -350,9 +348,7 @@ def cmd_search(ctx: Context) -> int:
 
 
 def cmd_doctor(ctx: Context) -> int:
-    from lore.core.doctor import examine
-
-    report = examine(ctx.vault, fix=ctx.args.fix)
+    report = ctx.session.doctor(fix=ctx.args.fix)
     if ctx.args.json:
         print_json(
             {
@@ -381,7 +377,7 @@ def cmd_doctor(ctx: Context) -> int:
 
 
 def cmd_reindex(ctx: Context) -> int:
-    report = ctx.vault.reindex()
+    report = ctx.session.reindex()
     ctx.console.print(Text(f"Indexed {len(report.added)} notes; skipped {len(report.skipped)}."))
     return 0
 

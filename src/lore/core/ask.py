@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 # The live window can be long; the pack only ever fits the newest few dozen turns.
 MAX_RECENT_TURNS = 32
+_CANCELLED_EARLY = "cancelled before the answer was complete"
 # How far back the history is read for the conversation's last answer.
 _PREVIOUS_PROBE = 256
 
@@ -120,6 +121,11 @@ class AskEngine:
 
             self._provider = make_provider(self.vault.config.provider)
         return self._provider
+
+    async def aclose(self) -> None:
+        """Close the provider's connections, if one was made."""
+        if self._provider is not None:
+            await self._provider.aclose()
 
     def use_provider(self, provider: Provider | None) -> None:
         """Switch provider (None: make it again from the settings on next use)."""
@@ -299,9 +305,16 @@ class AskEngine:
             compaction = await self._compact_if_due()
             if compaction is not None:
                 yield compaction
-        except (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit):
+        except asyncio.CancelledError:
             if not recorded:
-                finish("cancelled", "cancelled before the answer was complete")
+                # Recording waits for the vault lock and an fsync: on a thread, so the
+                # caller's event loop (the app's, say) goes on drawing meanwhile. Shielded,
+                # so a second cancellation cannot lose the turn.
+                await asyncio.shield(asyncio.to_thread(finish, "cancelled", _CANCELLED_EARLY))
+            raise
+        except (KeyboardInterrupt, GeneratorExit):
+            if not recorded:
+                finish("cancelled", _CANCELLED_EARLY)
             raise
 
     async def _compact_if_due(self) -> MemoryCompacted | CompactionFailed | None:

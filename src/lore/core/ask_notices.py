@@ -1,16 +1,28 @@
-"""What a face tells the user about an ask besides the answer itself: one rule for all.
+"""How the events of an ask reach a face: one dispatch, and one rule for notices.
 
-The app, the REPL and `lore ask` each draw the streamed answer their own way, but every
-other event of an ask (memory compacted, compaction failed, the ask failed, citations
-removed) becomes the same one-line notice everywhere, so no face silently drops one.
+The app, the REPL and `lore ask` each draw the streamed answer their own way, through an
+`AskListener` of their own; `relay_ask` is the one place events are told apart. Every event
+besides the answer itself (memory compacted, compaction failed, the ask failed, citations
+removed) becomes the same one-line notice everywhere, and `notice` is the one method a
+listener must write, so no face silently drops one.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterable
 from dataclasses import dataclass
 from typing import Literal
 
-from lore.core.ask import AskEvent, AskFailed, AskFinished, CompactionFailed, MemoryCompacted
+from lore.core.ask import (
+    AnswerDelta,
+    AskEvent,
+    AskFailed,
+    AskFinished,
+    AskStarted,
+    CompactionFailed,
+    MemoryCompacted,
+)
 
 Level = Literal["info", "warning", "error"]
 
@@ -43,3 +55,39 @@ def notice_for(event: AskEvent) -> AskNotice | None:
             "warning",
         )
     return None
+
+
+class AskListener(ABC):
+    """What a face does with each event of an ask. Only `notice` has no default."""
+
+    async def started(self, event: AskStarted) -> None:
+        """The pack is built and the question sent."""
+
+    async def delta(self, text: str) -> None:
+        """More of the answer arrived."""
+
+    async def finished(self, event: AskFinished) -> None:
+        """The answer is complete and recorded."""
+
+    async def failed(self, event: AskFailed) -> None:
+        """The ask ended in an error; the turn is recorded all the same."""
+
+    @abstractmethod
+    async def notice(self, notice: AskNotice, event: AskEvent) -> None:
+        """Tell the person `notice`, which `event` called for."""
+
+
+async def relay_ask(events: AsyncIterable[AskEvent], listener: AskListener) -> None:
+    """Hand each event of an ask to `listener`, then the notice it calls for, if any."""
+    async for event in events:
+        if isinstance(event, AskStarted):
+            await listener.started(event)
+        elif isinstance(event, AnswerDelta):
+            await listener.delta(event.text)
+        elif isinstance(event, AskFinished):
+            await listener.finished(event)
+        elif isinstance(event, AskFailed):
+            await listener.failed(event)
+        notice = notice_for(event)
+        if notice is not None:
+            await listener.notice(notice, event)

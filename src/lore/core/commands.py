@@ -1,9 +1,10 @@
 """The one slash-command registry, shared by the line REPL, the full-screen app and its palette.
 
 A command is a name, a line of help, an argument hint and a synchronous handler that calls
-the core and returns a `CommandResult`: Markdown, a table, raw data, and optionally an
-`action` the face carries out ("quit", "clear", "theme:NAME", "ask:QUESTION", "pane:NAME").
-Faces ignore actions they do not know. An unknown command or a bad argument is a result with
+the session and returns a `CommandResult`: Markdown, a table, raw data, and optionally an
+`action` the face carries out, one of the small `CommandAction` union (quit, clear the
+transcript, apply a theme, ask a question, show a pane or a note, refresh, model switched).
+Each face dispatches actions in one `match`, and leaves out those it has no place for. An unknown command or a bad argument is a result with
 `ok=False` and one line of Markdown, never an exception, so a session always goes on.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -19,7 +20,56 @@ from lore.errors import LoreError, UsageError
 
 if TYPE_CHECKING:
     from lore.core.ask import AskEngine
+    from lore.core.session import LoreSession
     from lore.core.vault import Vault
+
+
+@dataclass(frozen=True)
+class Quit:
+    """Leave the face."""
+
+
+@dataclass(frozen=True)
+class ClearTranscript:
+    """Clear what is on screen; the history keeps every turn."""
+
+
+@dataclass(frozen=True)
+class ApplyTheme:
+    name: str
+
+
+@dataclass(frozen=True)
+class AskAgain:
+    """Ask `question` as if it had been typed."""
+
+    question: str
+
+
+@dataclass(frozen=True)
+class ShowPane:
+    pane: str
+
+
+@dataclass(frozen=True)
+class ShowNote:
+    ref: str
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """The vault changed: whatever shows notes, held claims or the history reloads."""
+
+
+@dataclass(frozen=True)
+class ModelSwitched:
+    provider: str
+    model: str
+
+
+CommandAction = (
+    Quit | ClearTranscript | ApplyTheme | AskAgain | ShowPane | ShowNote | Refresh | ModelSwitched
+)
 
 
 @dataclass
@@ -37,18 +87,23 @@ class CommandResult:
     markdown: str | None = None
     table: TableData | None = None
     data: Any = None
-    action: str | None = None
+    action: CommandAction | None = None
     ok: bool = True
 
 
 @dataclass
 class CommandContext:
-    vault: Vault
-    engine: AskEngine
+    session: LoreSession
     # Set by dispatch, so /help can list what the face actually offers.
     registry: CommandRegistry | None = None
-    # Anything a face wants handlers to see (e.g. the theme names it can apply).
-    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def vault(self) -> Vault:
+        return self.session.vault
+
+    @property
+    def engine(self) -> AskEngine:
+        return self.session.engine
 
 
 Handler = Callable[[CommandContext, str], CommandResult]
@@ -204,7 +259,7 @@ def cmd_help(ctx: CommandContext, args: str) -> CommandResult:
 def cmd_search(ctx: CommandContext, args: str) -> CommandResult:
     if not args:
         raise UsageError("usage: /search WORDS")
-    hits = ctx.vault.index.search(args, limit=ctx.vault.config.search.default_limit)
+    hits = ctx.session.search(args)
     if not hits:
         return CommandResult(markdown=f"No notes match {args!r}.", data=[])
     rows = [
@@ -222,7 +277,7 @@ def cmd_search(ctx: CommandContext, args: str) -> CommandResult:
 
 
 def cmd_history(ctx: CommandContext, args: str) -> CommandResult:
-    history = ctx.engine.history
+    history = ctx.session.history
     if not args or args.lstrip("+-").isdigit():
         count = _positive_int(args, "the number of turns") if args else 10
         turns = list(reversed(history.tail(count)))
@@ -286,10 +341,8 @@ _MODEL_COLUMNS = (
 
 
 def cmd_tokens(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.metrics import MetricsStore
-
-    data = MetricsStore(ctx.vault).summary(last=None).to_dict()
-    pack = ctx.engine.preview("")
+    data = ctx.session.metrics.summary(last=None).to_dict()
+    pack = ctx.session.preview("")
     next_ask = (
         f"- next ask: {pack.total_tokens:,} of {pack.budget:,} tokens already taken by "
         "instructions, memory and recent turns"
@@ -298,10 +351,8 @@ def cmd_tokens(ctx: CommandContext, args: str) -> CommandResult:
 
 
 def cmd_metrics(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.metrics import MetricsStore
-
     last = _positive_int(args, "the number of asks") if args else None
-    data = MetricsStore(ctx.vault).summary(last=last).to_dict()
+    data = ctx.session.metrics.summary(last=last).to_dict()
     by_model = data.get("by_model") or {}
     rows = [
         [model] + [_figure(figures.get(key), unit) for key, _, unit in _MODEL_COLUMNS]
@@ -316,7 +367,7 @@ def cmd_metrics(ctx: CommandContext, args: str) -> CommandResult:
         markdown=_cost_markdown(data),
         table=table if rows else None,
         data=data,
-        action="pane:metrics",
+        action=ShowPane("metrics"),
     )
 
 
@@ -358,20 +409,16 @@ def context_markdown(pack: Any) -> str:
 
 
 def cmd_context(ctx: CommandContext, args: str) -> CommandResult:
-    pack = ctx.engine.preview(args)
+    pack = ctx.session.preview(args)
     return CommandResult(markdown=context_markdown(pack), data=pack.to_dict())
 
 
 def cmd_compact(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.compaction import compact
-    from lore.core.providers.factory import background_provider
-
     words = _split(args, "/compact [--dry-run]")
     if any(word not in ("--dry-run", "-n") for word in words):
         raise UsageError("usage: /compact [--dry-run]")
     dry_run = bool(words)
-    provider = None if dry_run else background_provider(ctx.vault.config.provider)
-    report = compact(ctx.vault, provider=provider, dry_run=dry_run)
+    report = ctx.session.compact(dry_run=dry_run)
     data = report.to_dict()
     verb = "would compact" if dry_run else "compacted"
     if report.compacted or (dry_run and report.turns_covered):
@@ -386,16 +433,11 @@ def cmd_compact(ctx: CommandContext, args: str) -> CommandResult:
 
 
 def cmd_ingest(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.ingest import ingest
-    from lore.core.providers.factory import background_provider
-
     targets = _split(args, "/ingest PATH|URL ...")
     if not targets:
         raise UsageError("usage: /ingest PATH|URL ...")
-    provider = background_provider(ctx.vault.config.provider)
-    report = ingest(ctx.vault, targets, provider=provider)
-    data = report.to_dict()
-    return CommandResult(markdown=ingest_summary(data), data=data, action="refresh")
+    data = ctx.session.ingest(targets).to_dict()
+    return CommandResult(markdown=ingest_summary(data), data=data, action=Refresh())
 
 
 def ingest_summary(data: dict[str, Any]) -> str:
@@ -421,11 +463,11 @@ def ingest_summary(data: dict[str, Any]) -> str:
 
 
 def cmd_quarantine(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.quarantine import Quarantine
-
-    held = Quarantine(ctx.vault).list()
+    held = ctx.session.quarantine.list()
     if not held:
-        return CommandResult(markdown="The quarantine is empty.", data=[], action="pane:quarantine")
+        return CommandResult(
+            markdown="The quarantine is empty.", data=[], action=ShowPane("quarantine")
+        )
     rows = [
         [claim.id, claim.trust, claim.gate, _cell(claim.text, 60), _cell("; ".join(claim.reasons))]
         for claim in held
@@ -433,13 +475,11 @@ def cmd_quarantine(ctx: CommandContext, args: str) -> CommandResult:
     return CommandResult(
         table=TableData(["id", "trust", "gate", "claim", "reasons"], rows, f"{len(held)} held"),
         data=[claim.id for claim in held],
-        action="pane:quarantine",
+        action=ShowPane("quarantine"),
     )
 
 
 def cmd_promote(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.quarantine import Quarantine
-
     words = _split(args, "/promote ID [--trust LEVEL]")
     trust = None
     if "--trust" in words:
@@ -452,25 +492,23 @@ def cmd_promote(ctx: CommandContext, args: str) -> CommandResult:
             raise UsageError(f"--trust must be trusted, semi-trusted or untrusted, got {trust!r}")
     if len(words) != 1:
         raise UsageError("usage: /promote ID [--trust LEVEL]")
-    promotion = Quarantine(ctx.vault).promote_and_report(words[0], trust=trust)  # type: ignore[arg-type]
+    promotion = ctx.session.promote(words[0], trust=trust)  # type: ignore[arg-type]
     written = ", ".join(promotion.notes)
     where = f" into {written}" if written else ""
     removed = f" ({promotion.hidden_note()})" if promotion.hidden_removed else ""
     return CommandResult(
         markdown=f"Promoted {words[0]}{where}{removed}.",
         data=_plain(promotion.notes),
-        action="refresh",
+        action=Refresh(),
     )
 
 
 def cmd_reject(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.quarantine import Quarantine
-
     claim, _, reason = args.partition(" ")
     if not claim:
         raise UsageError("usage: /reject ID [REASON]")
-    result = Quarantine(ctx.vault).reject(claim, reason=reason.strip())
-    return CommandResult(markdown=f"Rejected {claim}.", data=_plain(result), action="refresh")
+    result = ctx.session.reject(claim, reason=reason.strip())
+    return CommandResult(markdown=f"Rejected {claim}.", data=_plain(result), action=Refresh())
 
 
 def _plain(value: Any) -> Any:
@@ -482,65 +520,62 @@ def _plain(value: Any) -> Any:
 def cmd_note(ctx: CommandContext, args: str) -> CommandResult:
     if not args:
         raise UsageError("usage: /note TITLE|ID|PATH")
-    note = ctx.vault.find(args)
+    note = ctx.session.find_note(args)
     header = f"# {note.title}\n\n_{note.path} · trust: {note.trust} · id: {note.id}_\n\n"
     return CommandResult(
         markdown=header + note.body,
         data={"id": note.id, "title": note.title, "path": note.path, "trust": note.trust},
-        action=f"note:{note.path}",
+        action=ShowNote(note.path),
     )
 
 
 def cmd_model(ctx: CommandContext, args: str) -> CommandResult:
-    settings = ctx.vault.config.provider
+    settings = ctx.session.config.provider
     if args:
         provider, _, model = args.partition(":")
         if provider in ("offline", "ollama", "openai"):
-            settings.name = provider  # type: ignore[assignment]
-            settings.model = model or ("" if provider == "offline" else settings.model)
+            ctx.session.use_model(
+                provider, model or ("" if provider == "offline" else settings.model)
+            )
         elif ":" in args and provider:
             raise UsageError(f"unknown provider {provider!r}: use offline, ollama or openai")
         else:
-            settings.model = args
-        ctx.engine.use_provider(None)
+            ctx.session.use_model(model=args)
     shown = f"{settings.name}" + (f" · {settings.model}" if settings.model else "")
     prefix = "Now answering with" if args else "Answering with"
     note = " (for this session; set provider: in lore.yaml to keep it)" if args else ""
     return CommandResult(
         markdown=f"{prefix} {shown}{note}.",
         data={"provider": settings.name, "model": settings.model},
+        action=ModelSwitched(settings.name, settings.model) if args else None,
     )
 
 
 def cmd_export(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.history_export import export_turns
-
     words = _split(args, "/export md|jsonl [FILE]")
     if not words or words[0] not in ("md", "markdown", "jsonl") or len(words) > 2:
         raise UsageError("usage: /export md|jsonl [FILE]")
     fmt: Literal["markdown", "jsonl"] = "jsonl" if words[0] == "jsonl" else "markdown"
     suffix = "jsonl" if fmt == "jsonl" else "md"
     target = Path(words[1]).expanduser() if len(words) == 2 else Path(f"lore-history.{suffix}")
-    count = export_turns(ctx.engine.history.iter_turns(), target, fmt)
+    count = ctx.session.export_history(target, fmt)
     return CommandResult(markdown=f"Exported {count} turns to {target}.", data=str(target))
 
 
 def cmd_save(ctx: CommandContext, args: str) -> CommandResult:
-    from lore.core.ask import save_answer
-
-    turn = ctx.engine.last_completed_turn()
+    turn = ctx.session.last_completed_turn()
     if turn is None:
         raise UsageError("there is no answer to save yet: ask something first")
-    data = save_answer(ctx.vault, turn, title=args or None)
-    return CommandResult(markdown=ingest_summary(data), data=data, action="refresh")
+    data = ctx.session.save_answer(turn, title=args or None)
+    return CommandResult(markdown=ingest_summary(data), data=data, action=Refresh())
 
 
 def cmd_quit(ctx: CommandContext, args: str) -> CommandResult:
-    return CommandResult(action="quit")
+    return CommandResult(action=Quit())
 
 
 def cmd_clear(ctx: CommandContext, args: str) -> CommandResult:
-    return CommandResult(action="clear")
+    return CommandResult(action=ClearTranscript())
 
 
 def cmd_theme(ctx: CommandContext, args: str) -> CommandResult:
@@ -555,14 +590,14 @@ def cmd_theme(ctx: CommandContext, args: str) -> CommandResult:
         )
     if names and args not in catalogue.themes:
         raise UsageError(f"no theme named {args!r}; choose one of {', '.join(names)}")
-    return CommandResult(markdown=f"Theme: {args}", action=f"theme:{args}", data=args)
+    return CommandResult(markdown=f"Theme: {args}", action=ApplyTheme(args), data=args)
 
 
 def cmd_ask(ctx: CommandContext, args: str) -> CommandResult:
     if not args:
         raise UsageError("usage: /ask QUESTION")
-    ctx.engine.check_question(args)
-    return CommandResult(action=f"ask:{args}")
+    ctx.session.check_question(args)
+    return CommandResult(action=AskAgain(args))
 
 
 def build_registry() -> CommandRegistry:

@@ -1,0 +1,482 @@
+"""One vault opened for use: the single way the faces reach the core.
+
+A `LoreSession` owns the vault, the one provider answers come from, the stores (history,
+metrics, quarantine), the ask engine (one conversation) and the change watcher. The app, the
+REPL, the command line and the MCP server each hold one and call its operations; none of
+them builds a core object itself, so each operation behaves the same from every face: the
+review gate judges with the configured model whether the ingest came from `lore ingest` or
+from `/ingest` in the app, and `/model` reaches compaction as it reaches answers.
+
+Nothing is opened or imported until it is first used: a command that only lists notes never
+loads the ask engine, and the first frame of the app waits for none of it.
+
+Threads: the stores are safe to share between threads, and each operation takes the vault
+lock itself, so faces may call operations from worker threads. An ask streams on the
+caller's event loop; work that calls a model off that loop (ingest, compaction) gets a
+provider of its own, since an HTTP client belongs to one event loop.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lore.core.vault import Vault
+
+if TYPE_CHECKING:
+    from lore.config import LoreConfig, TrustLevel
+    from lore.core.ask import AskEngine, AskEvent
+    from lore.core.audit import AuditEntry
+    from lore.core.changes import VaultWatcher
+    from lore.core.commands import CommandRegistry, CommandResult
+    from lore.core.compaction import CompactionReport
+    from lore.core.conversations import Continuation
+    from lore.core.doctor import DoctorReport
+    from lore.core.history import HistoryStore
+    from lore.core.search import SearchHit
+    from lore.core.ingest import IngestReport
+    from lore.core.ingest.pipeline import ProgressCallback
+    from lore.core.memory_status import MemoryStatus
+    from lore.core.metrics import MetricsStore
+    from lore.core.notes import Note
+    from lore.core.pack import ContextPack
+    from lore.core.providers.base import Provider
+    from lore.core.quarantine import HeldClaim, Promotion, Quarantine
+    from lore.core.trust_rules import TrustChange
+    from lore.core.turns import Turn
+
+
+class LoreSession:
+    """A vault, its provider and stores, and the operations every face offers."""
+
+    def __init__(
+        self,
+        vault: Vault,
+        provider: Provider | None = None,
+        *,
+        conversation: str | None = None,
+        actor: str = "user",
+    ) -> None:
+        self.vault = vault
+        # Who the person at this face is, in the audit log ("user", "mcp:<client>").
+        self.actor = actor
+        self._provider = provider
+        self._conversation = conversation
+        self._continuation: Continuation | None = None
+        self._change_listeners: list[Callable[[frozenset[str]], None]] = []
+        self._listeners_guard = threading.Lock()
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        provider_name: str | None = None,
+        model: str | None = None,
+        provider: Provider | None = None,
+        conversation: str | None = None,
+        actor: str = "user",
+    ) -> LoreSession:
+        """The vault at `path`, or the one the current folder is in, or the default vault.
+
+        The default vault is made on first use, so a newcomer's first command just works.
+        `provider_name` and `model` override lore.yaml for this session only.
+        """
+        from lore.paths import discover_vault
+
+        root, reason = discover_vault(str(path) if path is not None else None)
+        vault = Vault.open(root, create=reason == "default vault")
+        if provider_name:
+            vault.config.provider.name = provider_name  # type: ignore[assignment]
+        if model:
+            vault.config.provider.model = model
+        return cls(vault, provider, conversation=conversation, actor=actor)
+
+    @staticmethod
+    def create(root: Path, name: str | None = None) -> Path:
+        """Make a new vault at `root` (or fill in what an existing one lacks)."""
+        from lore.core.vault import init_vault
+
+        return init_vault(root, name)
+
+    def close(self) -> None:
+        self.vault.close()
+
+    def __enter__(self) -> LoreSession:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- what the vault is -------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.vault.name
+
+    @property
+    def root(self) -> Path:
+        return self.vault.root
+
+    @property
+    def config(self) -> LoreConfig:
+        return self.vault.config
+
+    def take_warnings(self) -> list[str]:
+        """Problems met while reading the vault (skipped files), each reported once."""
+        warnings = list(self.vault.warnings)
+        self.vault.warnings.clear()
+        return warnings
+
+    def relpath(self, path: Path) -> str:
+        return self.vault.relpath(path)
+
+    def resolve_inside(self, relpath: str) -> Path:
+        return self.vault.resolve_inside(relpath)
+
+    @property
+    def drafts_folder(self) -> Path:
+        """Where a face keeps a draft the person edits (inside the vault, never shared)."""
+        return self.vault.layout.state
+
+    def ensure_writable(self) -> None:
+        self.vault.ensure_writable()
+
+    # -- collaborators, made on first use ----------------------------------------------------
+
+    @cached_property
+    def engine(self) -> AskEngine:
+        from lore.core.ask import AskEngine
+
+        return AskEngine(self.vault, self._provider, conversation=self._conversation)
+
+    @property
+    def provider(self) -> Provider:
+        """The provider answers stream from (one per session; `use_model` replaces it)."""
+        return self.engine.provider
+
+    @property
+    def history(self) -> HistoryStore:
+        return self.engine.history
+
+    @cached_property
+    def metrics(self) -> MetricsStore:
+        from lore.core.metrics import MetricsStore
+
+        return MetricsStore(self.vault)
+
+    @cached_property
+    def quarantine(self) -> Quarantine:
+        from lore.core.quarantine import Quarantine
+
+        return Quarantine(self.vault)
+
+    @cached_property
+    def watcher(self) -> VaultWatcher:
+        from lore.core.changes import VaultWatcher
+
+        return VaultWatcher(self.vault)
+
+    @cached_property
+    def commands(self) -> CommandRegistry:
+        from lore.core.commands import build_registry
+
+        return build_registry()
+
+    def _background_provider(self) -> Provider | None:
+        """A provider like the session's, for work on a thread with its own event loop."""
+        from lore.core.providers.factory import background_provider
+
+        return background_provider(self.config.provider)
+
+    # -- changes -----------------------------------------------------------------------------
+
+    def on_change(self, listener: Callable[[frozenset[str]], None]) -> None:
+        """Call `listener(kinds)` after each write this session makes (from that thread)."""
+        with self._listeners_guard:
+            self._change_listeners.append(listener)
+
+    def wrote(self, kinds: Iterable[str]) -> None:
+        """Record that this session changed `kinds`: the watcher will not report them back,
+        and listeners hear of them at once."""
+        changed = frozenset(kinds)
+        if not changed:
+            return
+        if "watcher" in self.__dict__:  # only a face that watches has one to tell
+            self.watcher.absorb(changed)
+        with self._listeners_guard:
+            listeners = list(self._change_listeners)
+        for listener in listeners:
+            listener(changed)
+
+    def poll_changes(self) -> frozenset[str]:
+        """What changed on disk since the last poll, made by anyone but this session."""
+        return self.watcher.poll()
+
+    # -- asking ------------------------------------------------------------------------------
+
+    def follow_terminal_conversation(
+        self, *, continue_latest: bool = False, new: bool = False
+    ) -> None:
+        """Ask within the conversation this terminal was having, as `lore ask` does: each
+        command is a process of its own, so the conversation is remembered between them."""
+        from lore.core import conversations
+
+        self._continuation = conversations.choose(
+            self.vault, continue_latest=continue_latest, new=new
+        )
+        self._conversation = self._continuation.conversation
+        self.__dict__.pop("engine", None)
+
+    def check_question(self, question: str) -> str:
+        return self.engine.check_question(question)
+
+    async def ask(self, question: str) -> AsyncIterator[AskEvent]:
+        """Ask `question`; the events of `AskEngine.ask`. The turn is recorded whatever
+        happens, cancellation included."""
+        try:
+            async for event in self.engine.ask(question):
+                yield event
+        finally:
+            if self._continuation is not None and self.engine.last_turn is not None:
+                from lore.core import conversations
+
+                conversations.remember(self.vault, self._continuation)
+            self.wrote(("history", "metrics", "memory"))
+
+    async def aclose(self) -> None:
+        """Close the answering provider's connections (on the loop that used them)."""
+        if "engine" in self.__dict__:
+            await self.engine.aclose()
+
+    def preview(self, question: str = "") -> ContextPack:
+        """Exactly what the next ask of `question` would send."""
+        return self.engine.preview(question)
+
+    def last_completed_turn(self) -> Turn | None:
+        return self.engine.last_completed_turn()
+
+    def save_answer(self, turn: Turn, *, title: str | None = None) -> dict[str, Any]:
+        from lore.core.ask import save_answer
+
+        data = save_answer(self.vault, turn, title=title)
+        self.wrote(("notes", "quarantine", "audit"))
+        return data
+
+    def use_model(self, provider_name: str | None = None, model: str | None = None) -> None:
+        """Answer with another provider or model from now on, compaction and review too."""
+        settings = self.config.provider
+        if provider_name:
+            settings.name = provider_name  # type: ignore[assignment]
+        if model:
+            settings.model = model
+        self.engine.use_provider(None)
+
+    @property
+    def model_label(self) -> tuple[str, str]:
+        """(provider name, model) as lore.yaml and `/model` set them."""
+        settings = self.config.provider
+        return settings.name, settings.model
+
+    # -- slash commands ----------------------------------------------------------------------
+
+    def run_command(self, line: str) -> CommandResult:
+        """Run one slash-command line (`/search ocean`); never raises for a user's mistake."""
+        from lore.core.commands import CommandContext
+
+        context = CommandContext(session=self)
+        return self.commands.dispatch(context, line)
+
+    # -- notes -------------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int | None = None) -> list[SearchHit]:
+        wanted = limit if limit is not None else self.config.search.default_limit
+        return self.vault.index.search(query, limit=wanted)
+
+    def note_documents(self) -> list[dict[str, Any]]:
+        """Stored fields of every note (opens the index: call it off the event loop)."""
+        return self.vault.index.all_documents()
+
+    def lookup(self, **fields: str) -> list[dict[str, Any]]:
+        """Stored fields of the notes whose `fields` match exactly (id=…, path=…)."""
+        return self.vault.index.lookup(**fields)
+
+    def open_index(self) -> bool:
+        """Open the note index, catching up with edits; True when notes changed meanwhile."""
+        _ = self.vault.index
+        report = self.vault.last_reconcile
+        return bool(report and report.touched)
+
+    def find_note(self, ref: str) -> Note:
+        """The note `ref` names: a title, id or path (NoteNotFound when none does)."""
+        return self.vault.find(ref)
+
+    def read_note(self, relpath: str) -> Note:
+        return self.vault.read_note(relpath)
+
+    def load_note(self, relpath: str) -> tuple[Note | None, str | None]:
+        """The note at `relpath`, or None and why it could not be read."""
+        return self.vault.load_note(relpath)
+
+    def backlinks(self, title: str) -> list[str]:
+        return self.vault.backlinks(title)
+
+    def create_note(self, title: str, **fields: Any) -> Note:
+        note = self.vault.create_note(title, **fields)
+        self.wrote(("notes",))
+        return note
+
+    def rename_note(self, ref: str, new_title: str) -> Any:
+        result = self.vault.rename_note(ref, new_title)
+        self.wrote(("notes",))
+        return result
+
+    def remove_note(self, ref: str) -> Any:
+        result = self.vault.remove_note(ref)
+        self.wrote(("notes",))
+        return result
+
+    def reconcile(self) -> Any:
+        report = self.vault.reconcile()
+        if report.touched:
+            self.wrote(("notes",))
+        return report
+
+    def reindex(self) -> Any:
+        report = self.vault.reindex()
+        self.wrote(("notes",))
+        return report
+
+    def iter_notes(self) -> Iterator[Note]:
+        return self.vault.iter_notes()
+
+    # -- ingest and the quarantine -----------------------------------------------------------
+
+    def ingest(
+        self,
+        targets: list[str],
+        *,
+        trust: TrustLevel | None = None,
+        recursive: bool = False,
+        dry_run: bool = False,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Read files, folders or URLs through the admission gates, the review gate judging
+        with the session's model."""
+        from lore.core.ingest import ingest
+
+        report = ingest(
+            self.vault,
+            targets,
+            trust=trust,
+            recursive=recursive,
+            dry_run=dry_run,
+            provider=None if dry_run else self._background_provider(),
+            progress=progress,
+        )
+        if not dry_run:
+            self.wrote(("notes", "quarantine", "audit"))
+        return report
+
+    def ingest_text(
+        self, text: str, *, uri: str, title: str, trust: TrustLevel, dry_run: bool = False
+    ) -> IngestReport:
+        """File `text` as if it were a document at `uri`, through the same gates."""
+        from lore.core.ingest import ingest_text
+
+        report = ingest_text(
+            self.vault,
+            text,
+            uri=uri,
+            title=title,
+            trust=trust,
+            provider=None if dry_run else self._background_provider(),
+            dry_run=dry_run,
+        )
+        if not dry_run:
+            self.wrote(("notes", "quarantine", "audit"))
+        return report
+
+    def promote(
+        self, claim_id: str, *, trust: TrustLevel | None = None, text: str | None = None
+    ) -> Promotion:
+        """File a held claim (`text` edited by the person, if given) into a note."""
+        promotion = self.quarantine.promote_and_report(
+            claim_id, trust=trust, text=text, actor=self.actor
+        )
+        self.wrote(("notes", "quarantine", "audit"))
+        return promotion
+
+    def promote_source(self, uri: str, *, trust: TrustLevel | None = None) -> Promotion:
+        promotion = self.quarantine.promote_source_and_report(uri, trust=trust, actor=self.actor)
+        self.wrote(("notes", "quarantine", "audit"))
+        return promotion
+
+    def reject(self, claim_id: str, *, reason: str = "") -> HeldClaim:
+        rejected = self.quarantine.reject(claim_id, reason=reason, actor=self.actor)
+        self.wrote(("quarantine", "audit"))
+        return rejected
+
+    def reject_source(self, uri: str, *, reason: str = "") -> list[HeldClaim]:
+        rejected = self.quarantine.reject_source(uri, reason=reason, actor=self.actor)
+        self.wrote(("quarantine", "audit"))
+        return rejected
+
+    def undo(self) -> dict[str, Any]:
+        """Undo the last promotion or rejection."""
+        done = self.quarantine.undo(actor=self.actor)
+        self.wrote(("notes", "quarantine", "audit"))
+        return done
+
+    def retier(self, *, dry_run: bool = False) -> list[TrustChange]:
+        """Apply trust_rules.yaml to the notes already filed."""
+        from lore.core.trust_rules import retier
+
+        changes = retier(self.vault, dry_run=dry_run, actor=self.actor)
+        if changes and not dry_run:
+            self.wrote(("notes", "audit"))
+        return changes
+
+    def audit_entries(self, since: str | None = None) -> list[AuditEntry]:
+        from lore.core.audit import AuditLog
+
+        return AuditLog(self.vault).read(since=since)
+
+    # -- history and memory ------------------------------------------------------------------
+
+    def compact(self, *, dry_run: bool = False) -> CompactionReport:
+        """Fold older turns into memory with the session's model (none offline)."""
+        from lore.core.compaction import compact
+
+        provider = None if dry_run else self._background_provider()
+        report = compact(self.vault, provider=provider, dry_run=dry_run)
+        if not dry_run:
+            self.wrote(("memory",))
+        return report
+
+    def memory_status(self) -> MemoryStatus:
+        from lore.core.memory_status import memory_status
+
+        return memory_status(self.vault)
+
+    def export_history(
+        self, target: Path, fmt: str | None = None, *, turns: Iterable[Turn] | None = None
+    ) -> int:
+        """Write the history (or `turns`) to `target`; the number of turns written."""
+        from lore.core.history_export import export_turns
+
+        chosen = turns if turns is not None else self.history.iter_turns()
+        return export_turns(chosen, target, fmt)  # type: ignore[arg-type]
+
+    # -- health ------------------------------------------------------------------------------
+
+    def doctor(self, *, fix: bool = False) -> DoctorReport:
+        from lore.core.doctor import examine
+
+        return examine(self.vault, fix=fix)
+
+
+__all__ = ["LoreSession"]
