@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import shutil
 import socket
 from pathlib import Path
@@ -34,6 +35,9 @@ def _isolated(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monk
     monkeypatch.setenv("LORE_HOME", str(home))
     monkeypatch.delenv("LORE_VAULT", raising=False)
     monkeypatch.delenv("LORE_DEBUG", raising=False)
+    # Settings a person exported in their shell (LORE_PROVIDER__MODEL=…) must not reach tests.
+    for name in [name for name in os.environ if name.startswith("LORE_") and "__" in name]:
+        monkeypatch.delenv(name)
     monkeypatch.setenv("EDITOR", "true")
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.chdir(home)
