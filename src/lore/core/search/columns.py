@@ -13,16 +13,19 @@ import mmap
 from bisect import bisect_right
 from typing import Any
 
+from lore.core.search import whoosh_private
+
 
 class _SegmentColumn:
-    def __init__(self, reader: Any, name: str) -> None:
+    def __init__(self, reader: Any, name: str, mapped: bool) -> None:
         self._column = reader.column_reader(name, translate=False)
         self._map: mmap.mmap | None = None
+        if not mapped:
+            return
         try:
-            handle = self._column._dbfile.file
-            self._lengths = self._column._lengths
-            self._offsets = self._column._offsets
-            self._base = self._column._basepos
+            handle, self._lengths, self._offsets, self._base = whoosh_private.bytes_column_layout(
+                self._column
+            )
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except (AttributeError, OSError, ValueError):
             self._map = None
@@ -41,12 +44,15 @@ class _SegmentColumn:
 
 
 class StoredColumn:
-    """Column `name` of every segment of `searcher`, as one sequence of bytes by docnum."""
+    """Column `name` of every segment of `searcher`, as one sequence of bytes by docnum.
 
-    def __init__(self, searcher: Any, name: str) -> None:
+    With `mapped` False every value is read through whoosh's public column reader.
+    """
+
+    def __init__(self, searcher: Any, name: str, *, mapped: bool = True) -> None:
         leaves = searcher.leaf_searchers()
         self._starts = [offset for _, offset in leaves]
-        self._segments = [_SegmentColumn(leaf.reader(), name) for leaf, _ in leaves]
+        self._segments = [_SegmentColumn(leaf.reader(), name, mapped) for leaf, _ in leaves]
 
     def __getitem__(self, docnum: int) -> bytes:
         segment = bisect_right(self._starts, docnum) - 1

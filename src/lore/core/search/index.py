@@ -12,6 +12,7 @@ import re
 import shutil
 import threading
 from collections.abc import Callable, Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,11 +23,13 @@ from whoosh.columns import VarBytesColumn
 from whoosh.fields import COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.filedb.filestore import RamStorage
 from whoosh.query import And, NullQuery, Query, Term
+from whoosh.scoring import BM25F
 
 from lore.core.notes import Note
+from lore.core.search import whoosh_private
 from lore.core.search.columns import StoredColumn
 from lore.core.search.manifest import Manifest, Signature
-from lore.core.search.phrase import AdjacentPhrase
+from lore.core.search.phrase import AdjacentPhrase, whoosh_phrases
 from lore.core.search.query import (
     ANALYZER,
     analyse,
@@ -98,6 +101,20 @@ class SearchHit:
         }
 
 
+@dataclass(frozen=True)
+class _SearchRequest:
+    """What one search asks for, as `NoteIndex.search` was called."""
+
+    text: str
+    query: Query
+    limit: int
+    restrict: Query | None
+    mask: Query | None
+    current_first: bool
+    snippets: bool
+    with_body: bool
+
+
 @dataclass
 class ReconcileReport:
     added: list[str] = field(default_factory=list)
@@ -125,6 +142,13 @@ def _odd_syntax(query: str) -> bool:
     return bool(_ODD_SYNTAX.search(query)) or query.count('"') % 2 == 1
 
 
+def _whoosh_top(
+    searcher: Any, query: Query, limit: int, restrict: Query | None, mask: Query | None
+) -> list[tuple[float, int]]:
+    """The best (score, docnum) pairs as whoosh's own public search ranks them."""
+    return list(searcher.search(query, limit=limit, filter=restrict, mask=mask).top_n)
+
+
 def _top_hits(
     searcher: Any,
     query: Query,
@@ -132,23 +156,27 @@ def _top_hits(
     restrict: Query | None,
     mask: Query | None,
     current_first: bool = False,
+    *,
+    fast: bool = True,
 ) -> list[tuple[float, int]]:
     """The best (score, docnum) pairs, ranked a term at a time or, failing that, by whoosh.
 
     With `current_first`, superseded notes come after every current one, however they score.
+    Without `fast`, whoosh ranks them all.
     """
     if current_first:
         superseded = Term("status", "superseded")
-        current = _top_hits(searcher, query, limit, None, superseded)
+        current = _top_hits(searcher, query, limit, None, superseded, fast=fast)
         if len(current) < limit:
-            current += _top_hits(searcher, query, limit - len(current), superseded, None)
+            current += _top_hits(searcher, query, limit - len(current), superseded, None, fast=fast)
         return current
-    allow = set(searcher.docs_for_query(restrict)) if restrict is not None else None
-    exclude = set(searcher.docs_for_query(mask)) if mask is not None else None
-    top = top_hits(searcher, query, limit, allow=allow, exclude=exclude)
-    if top is None:
-        top = searcher.search(query, limit=limit, filter=restrict, mask=mask).top_n
-    return top
+    if fast:
+        allow = set(searcher.docs_for_query(restrict)) if restrict is not None else None
+        exclude = set(searcher.docs_for_query(mask)) if mask is not None else None
+        top = top_hits(searcher, query, limit, allow=allow, exclude=exclude)
+        if top is not None:
+            return top
+    return _whoosh_top(searcher, query, limit, restrict, mask)
 
 
 def _commit_small(writer: Any) -> None:
@@ -187,6 +215,11 @@ class NoteIndex:
         self._column_readers: tuple[Any, Any, Any] | None = None
         self._parser: qparser.MultifieldParser | None = None
         self._search_lock = threading.Lock()
+        # False while the open searcher lacks a whoosh private the fast path reads.
+        self.fast_path = True
+        self._reported_missing: list[str] = []
+        # Searches answered by whoosh's own searcher instead of the fast path.
+        self.fallbacks = 0
 
     # -- opening -------------------------------------------------------------------------
 
@@ -371,14 +404,27 @@ class NoteIndex:
         # stat tells whether the searcher may be stale; whoosh's own check lists the folder.
         signature = self.manifest.signature()
         if self._searcher is None:
-            self._searcher = self._index.searcher(weighting=TableBM25F())
+            self._searcher = self._open_searcher()
         elif signature != self._searcher_signature:
             # Not `searcher.refresh()`: whoosh-reloaded's reader reuse adds the old segments
             # back to the new list, so merged or deleted documents would come back.
             self._drop_searcher()
-            self._searcher = self._index.searcher(weighting=TableBM25F())
+            self._searcher = self._open_searcher()
         self._searcher_signature = signature
         return self._searcher
+
+    def _open_searcher(self) -> Any:
+        """A searcher for the fast path or, when whoosh lacks what it reads, a plain one."""
+        searcher = self._index.searcher(weighting=TableBM25F())
+        missing = whoosh_private.missing_privates(searcher)
+        self.fast_path = not missing
+        if not missing:
+            return searcher
+        searcher.close()
+        if missing != self._reported_missing or whoosh_private.debugging():
+            self._reported_missing = missing
+            whoosh_private.report_missing(missing)
+        return self._index.searcher(weighting=BM25F())
 
     def _columns(self, searcher: Any) -> tuple[StoredColumn, StoredColumn]:
         """The `card` and `body_text` columns of `searcher`, opened once per searcher."""
@@ -386,8 +432,8 @@ class NoteIndex:
             self._close_columns()
             self._column_readers = (
                 searcher,
-                StoredColumn(searcher, "card"),
-                StoredColumn(searcher, "body_text"),
+                StoredColumn(searcher, "card", mapped=self.fast_path),
+                StoredColumn(searcher, "body_text", mapped=self.fast_path),
             )
         return self._column_readers[1], self._column_readers[2]
 
@@ -442,48 +488,86 @@ class NoteIndex:
         # many active ones.
         mask = Term("status", "superseded") if status == "active" else None
         restrict = Term("status", status) if status and status != "active" else None
+        request = _SearchRequest(
+            text, query, limit, restrict, mask, status is None, snippets, with_body
+        )
         with self._search_lock:
             searcher = self._current_searcher()
-            plain = _plain_terms(text)
-            with memo_term_lookups(searcher):
+            if self.fast_path:
                 try:
-                    top = _top_hits(searcher, query, limit, restrict, mask, status is None)
-                except Exception:
-                    top = []
-                # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
-                # words alone are what the user most likely meant.
-                if not top and plain and _odd_syntax(text):
-                    query = self.parse(plain)
-                    top = _top_hits(searcher, query, limit, restrict, mask, status is None)
-            # An index with no documents has no columns to read hits from.
-            if not top:
-                return []
-            terms = body_terms(query) if snippets else set()
-            cards, bodies = self._columns(searcher)
-            hits = []
-            for score, docnum in top:
-                path, note_id, title, tags, updated, trust, status = pickle.loads(cards[docnum])
-                snippet: str = ""
-                spans: list[tuple[int, int]] = []
-                body = bodies[docnum].decode("utf-8") if snippets or with_body else ""
-                if snippets:
-                    snippet, spans = make_snippet(body, terms, stem_word)
-                hits.append(
-                    SearchHit(
-                        path=path,
-                        id=note_id,
-                        title=title,
-                        score=float(score or 0.0),
-                        snippet=snippet,
-                        highlights=spans,
-                        tags=[tag for tag in (tags or "").split(",") if tag],
-                        updated=updated,
-                        trust=trust or "",
-                        status=status or "",
-                        body=body if with_body else "",
-                    )
+                    return self._answer(searcher, request, fast=True)
+                except Exception as error:
+                    whoosh_private.report_failure(error)
+                self.fallbacks += 1
+                # A searcher of whoosh's own for this one search: the open one's weighting
+                # is part of the fast path that just failed.
+                with self._index.searcher(weighting=BM25F()) as public:
+                    cards = StoredColumn(public, "card", mapped=False)
+                    bodies = StoredColumn(public, "body_text", mapped=False)
+                    return self._answer(public, request, fast=False, columns=(cards, bodies))
+            self.fallbacks += 1
+            return self._answer(searcher, request, fast=False)
+
+    def _answer(
+        self,
+        searcher: Any,
+        request: _SearchRequest,
+        *,
+        fast: bool,
+        columns: tuple[StoredColumn, StoredColumn] | None = None,
+    ) -> list[SearchHit]:
+        """The hits of one search, ranked by the fast path or by whoosh's public search."""
+
+        def ranked(query: Query) -> list[tuple[float, int]]:
+            return _top_hits(
+                searcher,
+                query if fast else whoosh_phrases(query),
+                request.limit,
+                request.restrict,
+                request.mask,
+                request.current_first,
+                fast=fast,
+            )
+
+        query = request.query
+        plain = _plain_terms(request.text)
+        with memo_term_lookups(searcher) if fast else nullcontext():
+            top = ranked(query)
+            # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
+            # words alone are what the user most likely meant.
+            if not top and plain and _odd_syntax(request.text):
+                query = self.parse(plain)
+                top = ranked(query)
+        # An index with no documents has no columns to read hits from.
+        if not top:
+            return []
+        snippets, with_body = request.snippets, request.with_body
+        terms = body_terms(query) if snippets else set()
+        cards, bodies = columns if columns is not None else self._columns(searcher)
+        hits = []
+        for score, docnum in top:
+            path, note_id, title, tags, updated, trust, status = pickle.loads(cards[docnum])
+            snippet: str = ""
+            spans: list[tuple[int, int]] = []
+            body = bodies[docnum].decode("utf-8") if snippets or with_body else ""
+            if snippets:
+                snippet, spans = make_snippet(body, terms, stem_word)
+            hits.append(
+                SearchHit(
+                    path=path,
+                    id=note_id,
+                    title=title,
+                    score=float(score or 0.0),
+                    snippet=snippet,
+                    highlights=spans,
+                    tags=[tag for tag in (tags or "").split(",") if tag],
+                    updated=updated,
+                    trust=trust or "",
+                    status=status or "",
+                    body=body if with_body else "",
                 )
-            return hits
+            )
+        return hits
 
     def document_frequency(self, words: Iterable[str]) -> dict[str, int]:
         """For each word, how many titles and bodies hold it (0 for a stopword): the number

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from whoosh import matching
-from whoosh.query import Phrase
+from whoosh.query import Phrase, Query
+
+from lore.core.search import whoosh_private
 
 
 def _tree_sum(values: list[float]) -> float:
@@ -26,11 +28,14 @@ def _tree_sum(values: list[float]) -> float:
 
 def _scorer_for(scorer: Any) -> Any:
     """A function (docnum, weight) -> score equal to `scorer.score` on a posting, or None."""
+    score = whoosh_private.length_scorer(scorer)
+    if score is None:
+        return None
     lengths = getattr(scorer, "lengths", None)
-    if lengths is not None and hasattr(scorer, "_score"):
-        return lambda docnum, weight: scorer._score(weight, lengths[docnum])
-    if hasattr(scorer, "dfl") and hasattr(scorer, "_score"):
-        return lambda docnum, weight: scorer._score(weight, scorer.dfl(docnum))
+    if lengths is not None:
+        return lambda docnum, weight: score(weight, lengths[docnum])
+    if hasattr(scorer, "dfl"):
+        return lambda docnum, weight: score(weight, scorer.dfl(docnum))
     return None
 
 
@@ -112,3 +117,20 @@ class AdjacentPhrase(Phrase):  # type: ignore[misc]
         if not ids:
             return matching.NullMatcher()
         return matching.ListMatcher(ids, weights=scores)
+
+
+def whoosh_phrases(query: Query) -> Query:
+    """A copy of `query` with each AdjacentPhrase made whoosh's own Phrase again."""
+
+    def plain(node: Query) -> Query:
+        if isinstance(node, AdjacentPhrase):
+            return Phrase(
+                node.fieldname,
+                list(node.words),
+                slop=node.slop,
+                boost=node.boost,
+                char_ranges=node.char_ranges,
+            )
+        return node
+
+    return query.accept(plain)

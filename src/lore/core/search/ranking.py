@@ -31,11 +31,12 @@ from array import array
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
-from whoosh.codec.whoosh3 import W3LeafMatcher
 from whoosh.lang.porter import stem
 from whoosh.matching import FilterMatcher
 from whoosh.query import Or, Query, Term
 from whoosh.scoring import bm25
+
+from lore.core.search import whoosh_private
 
 Postings = tuple[list[int], list[float]]
 # BM25F saturates a word's combined frequency once, so it can afford a gentler curve than a
@@ -133,19 +134,11 @@ def _matcher_scores(matcher: Any) -> Postings:
 
 def _term_weights(matcher: Any) -> tuple[list[int], list[float]]:
     """(docnums, weights) of a term's postings, a block at a time where whoosh allows it."""
+    blocks = whoosh_private.read_blocks(matcher)
+    if blocks is not None:
+        return blocks
     ids: list[int] = []
     weights: list[float] = []
-    if isinstance(matcher, W3LeafMatcher) and all(
-        hasattr(matcher, name) for name in ("_read_ids", "_read_weights", "_next_block", "_i")
-    ):
-        while matcher.is_active():
-            matcher._read_ids()
-            matcher._read_weights()
-            start = matcher._i
-            ids.extend(matcher._ids[start:])
-            weights.extend(matcher._weights[start:])
-            matcher._next_block()
-        return ids, weights
     while matcher.is_active():
         ids.append(matcher.id())
         weights.append(matcher.weight())
@@ -182,9 +175,10 @@ def _read_postings(searcher: Any, fieldname: str, text: bytes) -> Postings | Non
     matcher = searcher.reader().postings(fieldname, text)
     deleted: Any = None
     if isinstance(matcher, FilterMatcher):
-        if not matcher._exclude:
+        unfiltered = whoosh_private.deletion_filter(matcher)
+        if unfiltered is None:
             return None
-        deleted, matcher = matcher._ids, matcher.child
+        deleted, matcher = unfiltered
     ids, weights = _term_weights(matcher)
     if deleted:
         kept = [

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, _lenfield
 from whoosh.scoring import BM25F, BM25FScorer, bm25
 from whoosh.util.numeric import byte_to_length
+
+from lore.core.search import whoosh_private
 
 # The length whoosh reports for each stored length byte; 0 means "no length", read as 1.
 _LENGTH_OF_BYTE = [byte_to_length(value) if value else 1 for value in range(256)]
@@ -21,18 +22,12 @@ _LENGTH_OF_BYTE = [byte_to_length(value) if value else 1 for value in range(256)
 
 def _length_table(reader: Any, fieldname: str) -> list[int] | None:
     """Every document's length of `fieldname` in one segment, or None if it cannot be read."""
-    perdoc = getattr(reader, "_perdoc", None)
-    column_name = _lenfield(fieldname)
     try:
-        if perdoc is None or not perdoc.has_column(column_name):
-            return None
-        column = perdoc.column_reader(column_name, LENGTHS_COLUMN)
-        try:
-            # One byte a document, in one read; documents past the end have no length.
-            raw: Any = column._dbfile.get(column._basepos, column._count)
-        except AttributeError:
-            raw = column.load()  # the same values, a read per document
+        # One byte a document; documents past the end have no length.
+        raw = whoosh_private.field_length_bytes(reader, fieldname)
     except (AttributeError, OSError, ValueError):
+        return None
+    if raw is None:
         return None
     lengths = [_LENGTH_OF_BYTE[value] for value in raw]
     lengths.extend([1] * (reader.doc_count_all() - len(lengths)))
@@ -73,7 +68,7 @@ class TableBM25F(BM25F):  # type: ignore[misc]
             lengths = self._lengths(reader, fieldname)
         if lengths is None or len(lengths) < reader.doc_count_all():
             return super().scorer(searcher, fieldname, text, qf=qf)
-        B = self._field_B.get(fieldname, self.B)
+        B = whoosh_private.field_b(self, fieldname)
         scorer = _TableScorer(searcher, fieldname, text, B, self.K1, qf)
         scorer.lengths = lengths
         return scorer

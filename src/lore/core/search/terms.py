@@ -16,6 +16,8 @@ from typing import Any
 
 from whoosh.reading import TermNotFound
 
+from lore.core.search import whoosh_private
+
 
 class _MemoTerms:
     """A segment's terms reader that remembers what it was asked (all else passes through)."""
@@ -54,14 +56,8 @@ class _MemoTerms:
         return int(info.doc_frequency())
 
     def matcher(self, fieldname: str, text: bytes, format_: Any, scorer: Any = None) -> Any:
-        terms = self._terms
-        return terms._codec.postings_reader(
-            terms._postfile,
-            self.term_info(fieldname, text),
-            format_,
-            term=(fieldname, text),
-            scorer=scorer,
-        )
+        info = self.term_info(fieldname, text)
+        return whoosh_private.open_postings(self._terms, info, format_, (fieldname, text), scorer)
 
 
 @contextmanager
@@ -73,15 +69,13 @@ def memo_term_lookups(searcher: Any) -> Iterator[None]:
     swapped = []
     for leaf, _ in searcher.leaf_searchers():
         reader = leaf.reader()
-        terms = getattr(reader, "_terms", None)
-        if terms is None or not all(
-            hasattr(terms, name) for name in ("_codec", "_postfile", "term_info")
-        ):
+        terms = whoosh_private.segment_terms(reader)
+        if terms is None or not whoosh_private.can_open_postings(terms):
             continue
-        reader._terms = _MemoTerms(terms)
+        whoosh_private.replace_segment_terms(reader, _MemoTerms(terms))
         swapped.append((reader, terms))
     try:
         yield
     finally:
         for reader, terms in swapped:
-            reader._terms = terms
+            whoosh_private.replace_segment_terms(reader, terms)
