@@ -11,6 +11,7 @@ from pane_harness import PaneHost, wait_until
 from textual.widgets import Input, OptionList, Static
 
 from lore.core.history import HistoryStore
+from lore.core.session import LoreSession
 from lore.core.turns import Turn, TurnTimings, TurnUsage
 from lore.core.vault import Vault
 from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
@@ -63,7 +64,7 @@ async def test_turns_are_listed_newest_first_with_the_highlighted_turn_in_detail
     for n in range(3):
         store.append(_turn(n))
     store.append(_turn(3, status="cancelled", answer="Answer 3: partial"))
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         await wait_until(lambda: len(_rows(pane)) == 4 and _rows(pane)[0].strip() != "…")
@@ -84,7 +85,7 @@ async def test_turns_are_listed_newest_first_with_the_highlighted_turn_in_detail
 async def test_a_hundred_thousand_turns_scroll_without_reading_them_all(vault: Vault) -> None:
     _write_history(vault, 100_000)
     read: list[tuple[int, int]] = []
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         history = pane.query_one(HistoryList)
@@ -106,7 +107,7 @@ async def test_a_hundred_thousand_turns_scroll_without_reading_them_all(vault: V
 
 async def test_search_filters_every_turn_and_escape_shows_all_again(vault: Vault) -> None:
     _write_history(vault, 500)
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         history = pane.query_one(HistoryList)
@@ -126,7 +127,7 @@ async def test_search_filters_every_turn_and_escape_shows_all_again(vault: Vault
 
 async def test_a_search_with_no_match_says_so(vault: Vault) -> None:
     _write_history(vault, 20)
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         await wait_until(lambda: pane.total == 20)
@@ -138,7 +139,7 @@ async def test_a_search_with_no_match_says_so(vault: Vault) -> None:
 
 async def test_keys_ask_again_open_in_ask_and_copy(vault: Vault) -> None:
     _write_history(vault, 3)
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         await wait_until(lambda: pane.query_one(HistoryList).highlighted_turn is not None)
@@ -159,7 +160,7 @@ async def test_keys_ask_again_open_in_ask_and_copy(vault: Vault) -> None:
 async def test_citations_are_named_and_open_the_note(vault: Vault) -> None:
     note = vault.create_note("Mercury", "# Mercury\n\nThe closest planet.\n")
     HistoryStore(vault).append(_turn(0, cited=[note.id, "notes/mercury.md"]))
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         # Citations are note ids or paths; the list names them by title.
@@ -178,7 +179,7 @@ async def test_citations_are_named_and_open_the_note(vault: Vault) -> None:
 async def test_export_writes_the_shown_turns(vault: Vault, tmp_path: Path, suffix: str) -> None:
     _write_history(vault, 40)
     target = tmp_path / f"out.{suffix}"
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         history = pane.query_one(HistoryList)
@@ -211,7 +212,7 @@ async def test_compact_now_shows_tokens_before_and_after(vault: Vault) -> None:
     vault.config.history.compact_threshold_tokens = 500
     vault.config.history.keep_recent_turns = 2
     _write_history(vault, 30)
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         await wait_until(lambda: pane.memory is not None)
@@ -230,9 +231,37 @@ async def test_compact_now_shows_tokens_before_and_after(vault: Vault) -> None:
         assert pane.query_one(HistoryList).row_count == 30
 
 
+async def test_compact_now_uses_the_model_chosen_with_slash_model(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import lore.core.compaction as compaction
+
+    used: list[object] = []
+    real_compact = compaction.compact
+
+    def fake_compact(vault: Vault, **options: object) -> object:
+        used.append(options.get("provider"))
+        return real_compact(vault, provider=None, dry_run=True)
+
+    monkeypatch.setattr(compaction, "compact", fake_compact)
+    _write_history(vault, 3)
+    session = LoreSession(vault)
+    session.use_model("ollama", "llama3")
+    app = PaneHost(lambda: HistoryPane(session))
+    async with app.run_test(size=(140, 40)) as pilot:
+        pane = app.query_one(HistoryPane)
+        await wait_until(lambda: pane.memory is not None)
+        pane.focus_default()
+        await pilot.press("m")
+        await wait_until(lambda: used, message="compaction never ran")
+    # Compaction runs on a thread of its own: a provider like the answering one, not it.
+    assert used[0] is not None and used[0] is not session.provider
+    assert getattr(used[0], "model", "") == "llama3"
+
+
 async def test_turns_appended_by_another_process_appear_on_top(vault: Vault) -> None:
     _write_history(vault, 5)
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)):
         pane = app.query_one(HistoryPane)
         await wait_until(lambda: pane.total == 5)
@@ -244,7 +273,7 @@ async def test_turns_appended_by_another_process_appear_on_top(vault: Vault) -> 
 
 async def test_the_palette_offers_actions_on_the_highlighted_turn(vault: Vault) -> None:
     _write_history(vault, 2)
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)):
         pane = app.query_one(HistoryPane)
         await wait_until(lambda: pane.query_one(HistoryList).highlighted_turn is not None)
@@ -261,7 +290,7 @@ async def test_garbage_and_torn_lines_do_not_break_the_list(vault: Vault) -> Non
         handle.write("this line is not JSON at all\n")
         handle.write(json.dumps(_turn(3).to_record()) + "\n")
         handle.write('{"id": "t-torn", "question": "cut off mid-wri')
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)):
         pane = app.query_one(HistoryPane)
         history = pane.query_one(HistoryList)
@@ -275,7 +304,7 @@ async def test_nothing_is_read_until_the_pane_is_first_shown(vault: Vault) -> No
     from lore.tui.app import LoreApp
 
     _write_history(vault, 5)
-    app = LoreApp(vault)
+    app = LoreApp(LoreSession(vault))
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_until(lambda: app.query(HistoryPane))
         pane = app.query_one(HistoryPane)
@@ -288,7 +317,7 @@ async def test_nothing_is_read_until_the_pane_is_first_shown(vault: Vault) -> No
 
 async def test_rows_fit_beside_the_scrollbar(vault: Vault) -> None:
     _write_history(vault, 500)
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)):
         pane = app.query_one(HistoryPane)
         await wait_until(lambda: pane.total == 500 and "Question 499" in _rows(pane)[0])
@@ -298,7 +327,7 @@ async def test_rows_fit_beside_the_scrollbar(vault: Vault) -> None:
 
 async def test_rows_far_down_are_read_when_reached_and_decode_to_their_turn(vault: Vault) -> None:
     _write_history(vault, 1000)
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)):
         pane = app.query_one(HistoryPane)
         history = pane.query_one(HistoryList)

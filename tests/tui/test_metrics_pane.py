@@ -9,6 +9,7 @@ from rich.console import Console
 from textual.widgets import DataTable, Sparkline, Static
 
 from lore.core.metrics import MetricsStore, summarise
+from lore.core.session import LoreSession
 from lore.core.turns import Turn, TurnTimings, TurnUsage
 from lore.core.vault import Vault
 from lore.tui.messages import VaultChanged
@@ -58,7 +59,7 @@ def _totals(pane: MetricsPane) -> str:
 
 
 async def test_empty_metrics_say_how_to_get_some(vault: Vault) -> None:
-    app = PaneHost(lambda: MetricsPane(vault))
+    app = PaneHost(lambda: MetricsPane(LoreSession(vault)))
     async with app.run_test(size=(160, 45)):
         pane = app.query_one(MetricsPane)
         await wait_until(lambda: pane.view is not None)
@@ -73,7 +74,7 @@ async def test_totals_percentiles_models_and_sparklines(vault: Vault) -> None:
         _record(store, n, total_ms=1000.0 + 100 * n)
     _record(store, 10, model="mistral", total_ms=5000.0, reported=False)
     _record(store, 11, status="cancelled", total_ms=300.0)
-    app = PaneHost(lambda: MetricsPane(vault))
+    app = PaneHost(lambda: MetricsPane(LoreSession(vault)))
     async with app.run_test(size=(180, 45)):
         pane = app.query_one(MetricsPane)
         await wait_until(lambda: pane.view is not None)
@@ -109,7 +110,7 @@ async def test_new_asks_are_added_in_place(vault: Vault) -> None:
     store = MetricsStore(vault)
     for n in range(3):
         _record(store, n)
-    app = PaneHost(lambda: MetricsPane(vault))
+    app = PaneHost(lambda: MetricsPane(LoreSession(vault)))
     async with app.run_test(size=(160, 45)):
         pane = app.query_one(MetricsPane)
         recent = pane.query_one("#metrics-recent", DataTable)
@@ -127,7 +128,7 @@ async def test_window_key_switches_what_the_figures_cover(vault: Vault) -> None:
     store = MetricsStore(vault)
     for n in range(150):
         _record(store, n, total_ms=100.0 if n < 50 else 2000.0)
-    app = PaneHost(lambda: MetricsPane(vault))
+    app = PaneHost(lambda: MetricsPane(LoreSession(vault)))
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.query_one(MetricsPane)
         await wait_until(lambda: pane.view is not None)

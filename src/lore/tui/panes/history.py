@@ -4,32 +4,32 @@ state of the compressed memory with a key to compact now."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
-from textual.worker import Worker, get_current_worker
+from textual.worker import get_current_worker
 
-from lore.core.history import HistoryStore
-from lore.core.history_export import export_turns, turn_markdown, turn_summary
-from lore.core.memory_status import MemoryStatus, memory_status
-from lore.core.turns import Turn
-from lore.core.vault import Vault
+from lore.core.public import CompactionReport, MemoryStatus, Turn, turn_markdown, turn_summary
 from lore.rich_display import SafeMarkdown, plain
 from lore.tui.held_text import notify_plain
-from lore.tui.messages import AskQuestion, OpenNote, VaultChanged
-from lore.tui.panes.pane_support import report_worker_failure
+from lore.tui.messages import AskQuestion, OpenNote, VaultWritten
+from lore.tui.panes.base import LorePane
 from lore.tui.widgets.history_export_screen import ExportScreen
 from lore.tui.widgets.history_list import HistoryList
+
+if TYPE_CHECKING:
+    from lore.core.session import LoreSession
+    from lore.tui.palette import PaletteCommand
 
 SEARCH_LIMIT = 2000
 SEARCH_DELAY_S = 0.25
@@ -51,7 +51,7 @@ def turn_document(turn: Turn) -> str:
     return "\n".join(parts)
 
 
-class HistoryPane(Vertical):
+class HistoryPane(LorePane):
     """Browse and search past turns; ask again, copy, export; compact the history."""
 
     HELP: ClassVar[str] = """\
@@ -140,17 +140,53 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
         Binding("m", "compact", "Compact", id="history.compact", tooltip="Compact the history now"),
     ]
 
-    def __init__(self, vault: Vault, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.vault = vault
-        self.store = HistoryStore(vault)
+    WATCHES: ClassVar[frozenset[str]] = frozenset({"history", "memory"})
+
+    # -- what the workers report -------------------------------------------------------------
+
+    class CountLoaded(Message, bubble=False):
+        def __init__(self, total: int) -> None:
+            super().__init__()
+            self.total = total
+
+    class MemoryLoaded(Message, bubble=False):
+        def __init__(self, status: MemoryStatus) -> None:
+            super().__init__()
+            self.status = status
+
+    class CitationsNamed(Message, bubble=False):
+        """Titles of the notes a turn cites, by the id or path it cites them with."""
+
+        def __init__(self, turn_id: str, titles: dict[str, str]) -> None:
+            super().__init__()
+            self.turn_id = turn_id
+            self.titles = titles
+
+    class SearchFound(Message, bubble=False):
+        def __init__(self, text: str, found: list[Turn]) -> None:
+            super().__init__()
+            self.text = text
+            self.found = found
+
+    class Exported(Message, bubble=False):
+        def __init__(self, count: int, path: Path) -> None:
+            super().__init__()
+            self.count = count
+            self.path = path
+
+    class Compacted(Message, bubble=False):
+        def __init__(self, report: CompactionReport) -> None:
+            super().__init__()
+            self.report = report
+
+    def __init__(self, session: LoreSession, **kwargs: object) -> None:
+        super().__init__(session, **kwargs)
         self.query_text = ""
         self.total = 0
         self.memory: MemoryStatus | None = None
         self._search_timer: Timer | None = None
         self._detail_timer: Timer | None = None
         self._shown: Turn | None = None
-        self._started = False
         self._detail_source = ""
 
     def compose(self) -> ComposeResult:
@@ -158,7 +194,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             yield Input(placeholder="Search every turn…  (/)", id="history-search")
             yield Static("", id="history-count")
         with Horizontal(id="history-body"):
-            yield HistoryList(self.store.read_lines, id="history-list")
+            yield HistoryList(self._read_lines, id="history-list")
             with Vertical(id="history-detail"):
                 yield Static("", id="history-turn-meta")
                 with VerticalScroll(id="history-turn-scroll"):
@@ -174,12 +210,6 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     def focus_default(self) -> None:
         self.history_list.focus()
 
-    def on_show(self) -> None:
-        # The vault is read when the pane is first looked at, not while the app starts up.
-        if not self._started:
-            self._started = True
-            self.refresh_data()
-
     # -- loading -----------------------------------------------------------------------------
 
     def refresh_data(self) -> None:
@@ -189,25 +219,27 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             self._search(self.query_text)
         self._load_memory()
 
-    def on_vault_changed(self, message: VaultChanged) -> None:
-        if not self._started:
-            return
-        if "history" in message.kinds:
+    def vault_changed(self, kinds: frozenset[str]) -> None:
+        if "history" in kinds:
             self.refresh_data()
-        elif "memory" in message.kinds:
-            self._load_memory()
+        else:
+            self._load_memory()  # only the memory changed (a compaction): the turns did not
+
+    def _read_lines(self, start: int, stop: int) -> list[bytes]:
+        # Looked up per page, in the list's worker: the session's store is made on first use.
+        return self.session.history.read_lines(start, stop)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-count")
     def _load_count(self) -> None:
-        total = self.store.count()
+        total = self.session.history.count()
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_count, total)
+            self.post_message(self.CountLoaded(total))
 
-    def _show_count(self, total: int) -> None:
-        self.total = total
+    def on_history_pane_count_loaded(self, message: HistoryPane.CountLoaded) -> None:
+        self.total = message.total
         if self.query_text:
             return
-        self.history_list.show_history(total)
+        self.history_list.show_history(message.total)
         self._update_count_label()
 
     def _update_count_label(self) -> None:
@@ -221,12 +253,12 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-memory")
     def _load_memory(self) -> None:
-        status = memory_status(self.vault)
+        status = self.session.memory_status()
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_memory, status)
+            self.post_message(self.MemoryLoaded(status))
 
-    def _show_memory(self, status: MemoryStatus) -> None:
-        self.memory = status
+    def on_history_pane_memory_loaded(self, message: HistoryPane.MemoryLoaded) -> None:
+        status = self.memory = message.status
         described = status.describe()
         line = Text(described[:1].upper() + described[1:])
         line.append("  ·  m compacts now", style="italic")
@@ -277,20 +309,19 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-cited")
     def _name_citations(self, turn: Turn) -> None:
-        index = self.vault.index
         titles: dict[str, str] = {}
         for ref in dict.fromkeys(turn.cited):
-            found = index.lookup(id=ref) or index.lookup(path=ref)
+            found = self.session.lookup(id=ref) or self.session.lookup(path=ref)
             if found:
                 titles[ref] = str(found[0].get("title") or ref)
         if titles and not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_cited_titles, turn, titles)
+            self.post_message(self.CitationsNamed(turn.id, titles))
 
-    def _show_cited_titles(self, turn: Turn, titles: dict[str, str]) -> None:
-        if self._shown is None or self._shown.id != turn.id:
+    def on_history_pane_citations_named(self, message: HistoryPane.CitationsNamed) -> None:
+        if self._shown is None or self._shown.id != message.turn_id:
             return
         cited = self.query_one("#history-cited", OptionList)
-        for ref, title in titles.items():
+        for ref, title in message.titles.items():
             cited.replace_option_prompt(ref, Text.assemble(plain(title), plain(f"  {ref}", "dim")))
 
     @on(HistoryList.Selected, "#history-list")
@@ -325,26 +356,26 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     def _search_submitted(self) -> None:
         self.history_list.focus()
 
-    @work(thread=True, exclusive=True, exit_on_error=False, group="history-search")
     def _search(self, text: str) -> None:
+        if self.query_one("#history-search", Input).value.strip() == text:
+            self.query_one("#history-count", Static).update("searching…")
+        self._run_search(text)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="history-search")
+    def _run_search(self, text: str) -> None:
         # Stopped as soon as the user types on: a scan of a long history takes a while, and
         # one left running per keystroke would slow the next.
         worker = get_current_worker()
-        self.app.call_from_thread(self._searching, text)
-        hits = self.store.iter_search(text, cancelled=lambda: worker.is_cancelled)
+        hits = self.session.history.iter_search(text, cancelled=lambda: worker.is_cancelled)
         found = list(itertools.islice(hits, SEARCH_LIMIT))
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._show_found, text, found)
+            self.post_message(self.SearchFound(text, found))
 
-    def _searching(self, text: str) -> None:
-        if self.query_one("#history-search", Input).value.strip() == text:
-            self.query_one("#history-count", Static).update("searching…")
-
-    def _show_found(self, text: str, found: list[Turn]) -> None:
-        if self.query_one("#history-search", Input).value.strip() != text:
+    def on_history_pane_search_found(self, message: HistoryPane.SearchFound) -> None:
+        if self.query_one("#history-search", Input).value.strip() != message.text:
             return  # the user typed on; a newer search is coming
-        self.query_text = text
-        self.history_list.show_turns(found)
+        self.query_text = message.text
+        self.history_list.show_turns(message.found)
         self._update_count_label()
 
     def action_search(self) -> None:
@@ -394,9 +425,11 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-export")
     def _export(self, path: Path, turns: list[Turn] | None) -> None:
-        source = self.store.iter_turns() if turns is None else turns
-        count = export_turns(source, path, title=f"{self.vault.name}: history")
-        self.app.call_from_thread(notify_plain, self, f"Exported {count:,} turns to {path}")
+        count = self.session.export_history(path, turns=turns)
+        self.post_message(self.Exported(count, path))
+
+    def on_history_pane_exported(self, message: HistoryPane.Exported) -> None:
+        notify_plain(self, f"Exported {message.count:,} turns to {message.path}")
 
     def action_compact(self) -> None:
         self.notify("Compacting…", timeout=2)
@@ -404,24 +437,28 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="history-compact")
     def _compact(self) -> None:
-        from lore.core.compaction import compact
-        from lore.core.providers.factory import background_provider
+        # With the session's model, so a `/model` switch reaches compaction too.
+        self.post_message(self.Compacted(self.session.compact()))
 
-        report = compact(self.vault, provider=background_provider(self.vault.config.provider))
+    def on_history_pane_compacted(self, message: HistoryPane.Compacted) -> None:
+        report = message.report
         if report.compacted:
-            message = (
+            text = (
                 f"Compacted {report.turns_covered:,} turns: live history "
                 f"{report.live_tokens_before:,} → {report.live_tokens_after:,} tokens, "
                 f"memory {report.memory_tokens_before:,} → {report.memory_tokens_after:,} tokens."
             )
         else:
-            message = f"Nothing compacted: {report.reason}."
-        self.app.call_from_thread(notify_plain, self, message, title="Compaction", timeout=10)
-        self.app.call_from_thread(self._load_memory)
+            text = f"Nothing compacted: {report.reason}."
+        notify_plain(self, text, title="Compaction", timeout=10)
+        self._load_memory()
+        if report.compacted:
+            # The watcher does not report the session's own writes: tell the other panes.
+            self.post_message(VaultWritten(frozenset({"memory"}), origin=self))
 
-    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         """What Ctrl+P offers while this pane is shown."""
-        commands: list[tuple[str, str, Callable[[], object]]] = []
+        commands: list[PaletteCommand] = []
         turn = self.history_list.highlighted_turn
         if turn is not None:
             question = " ".join(turn.question.split())[:60]
@@ -436,6 +473,3 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
             ("Search history", "Every question and answer", self.action_search),
         ]
         return commands
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        report_worker_failure(self, event.worker, event.state)

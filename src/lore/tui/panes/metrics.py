@@ -3,10 +3,9 @@ tokens per second, a per-model breakdown, sparklines over time, and the recent a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
@@ -16,13 +15,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
+from textual.message import Message
 from textual.widgets import DataTable, Label, Sparkline, Static
-from textual.worker import Worker, get_current_worker
+from textual.worker import get_current_worker
 
-from lore.core.metrics import MetricRecord, MetricsStore, MetricsSummary, summarise
-from lore.core.vault import Vault
-from lore.tui.messages import VaultChanged
-from lore.tui.panes.pane_support import report_worker_failure
+from lore.core.public import MetricRecord, MetricsSummary, summarise
+from lore.tui.panes.base import LorePane
+
+if TYPE_CHECKING:
+    from lore.core.session import LoreSession
+    from lore.tui.palette import PaletteCommand
 
 RECENT_ROWS = 200
 SPARK_POINTS = 120
@@ -155,7 +157,7 @@ def summary_cells(summary: MetricsSummary, window: int | None) -> list[Text]:
     ]
 
 
-class MetricsPane(Vertical):
+class MetricsPane(LorePane):
     """Figures over recent asks, updated in place as asks are recorded."""
 
     HELP: ClassVar[str] = """\
@@ -221,13 +223,19 @@ New asks appear here as they are recorded, from this app or another process.
         ),
     ]
 
-    def __init__(self, vault: Vault, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.vault = vault
-        self.store = MetricsStore(vault)
+    WATCHES: ClassVar[frozenset[str]] = frozenset({"metrics"})
+
+    class Loaded(Message, bubble=False):
+        """The figures over one window, read by a worker."""
+
+        def __init__(self, view: MetricsView) -> None:
+            super().__init__()
+            self.view = view
+
+    def __init__(self, session: LoreSession, **kwargs: object) -> None:
+        super().__init__(session, **kwargs)
         self.window_index = 0
         self.view: MetricsView | None = None
-        self._started = False
 
     @property
     def window(self) -> int | None:
@@ -258,12 +266,6 @@ New asks appear here as they are recorded, from this app or another process.
         for key, label in RECENT_COLUMNS:
             recent.add_column(label, key=key)
 
-    def on_show(self) -> None:
-        # The vault is read when the pane is first looked at, not while the app starts up.
-        if not self._started:
-            self._started = True
-            self.refresh_data()
-
     def focus_default(self) -> None:
         self.query_one("#metrics-recent", DataTable).focus()
 
@@ -272,23 +274,20 @@ New asks appear here as they are recorded, from this app or another process.
     def refresh_data(self) -> None:
         self._load(self.window)
 
-    def on_vault_changed(self, message: VaultChanged) -> None:
-        if self._started and "metrics" in message.kinds:
-            self.refresh_data()
-
     @work(thread=True, exclusive=True, exit_on_error=False, group="metrics-load")
     def _load(self, window: int | None) -> None:
+        store = self.session.metrics
         if window is None:
-            records = list(self.store.iter_records())
+            records = list(store.iter_records())
         else:
-            records = self.store.tail(max(window, RECENT_ROWS, SPARK_POINTS))
+            records = store.tail(max(window, RECENT_ROWS, SPARK_POINTS))
         covered = records if window is None else records[-window:]
         view = MetricsView(window, summarise(covered), records[-max(RECENT_ROWS, SPARK_POINTS) :])
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, view)
+            self.post_message(self.Loaded(view))
 
-    def _show(self, view: MetricsView) -> None:
-        self.view = view
+    def on_metrics_pane_loaded(self, message: MetricsPane.Loaded) -> None:
+        view = self.view = message.view
         summary = view.summary
         totals = self.query_one("#metrics-totals", Static)
         if summary.asks == 0:
@@ -377,9 +376,9 @@ New asks appear here as they are recorded, from this app or another process.
         )
         self.refresh_data()
 
-    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         """What Ctrl+P offers while this pane is shown: the other windows."""
-        commands: list[tuple[str, str, Callable[[], object]]] = []
+        commands: list[PaletteCommand] = []
         for index, window in enumerate(WINDOWS):
             if index != self.window_index:
                 label = "every ask" if window is None else f"the last {window:,} asks"
@@ -395,6 +394,3 @@ New asks appear here as they are recorded, from this app or another process.
     def _use_window(self, index: int) -> None:
         self.window_index = index
         self.refresh_data()
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        report_worker_failure(self, event.worker, event.state)

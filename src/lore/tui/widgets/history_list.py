@@ -30,9 +30,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from lore.core.display_text import visible
-from lore.core.history import decode_turn
-from lore.core.turns import Turn
+from lore.core.public import Turn, decode_turn, visible
 
 PAGE_ROWS = 200
 CACHED_PAGES = 16
@@ -150,6 +148,16 @@ class HistoryList(ScrollView, can_focus=True):
     class Selected(Highlighted):
         pass
 
+    class PageRead(Message, bubble=False):
+        """A page of rows read from disk by a worker; `generation` says which listing."""
+
+        def __init__(self, generation: int, page: int, size: int, entries: list[_Entry]) -> None:
+            super().__init__()
+            self.generation = generation
+            self.page = page
+            self.size = size
+            self.entries = entries
+
     def __init__(self, read_page: PageReader, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._read_page = read_page
@@ -266,15 +274,16 @@ class HistoryList(ScrollView, can_focus=True):
             turn = decode_turn(line)
             if turn is not None:
                 entries.append((row_of(turn), line))
-        self.app.call_from_thread(self._page_read, generation, page, stop - start, entries)
+        self.post_message(self.PageRead(generation, page, stop - start, entries))
 
-    def _page_read(self, generation: int, page: int, size: int, entries: list[_Entry]) -> None:
-        if generation != self._generation:
+    def on_history_list_page_read(self, message: HistoryList.PageRead) -> None:
+        if message.generation != self._generation:
             return
+        page = message.page
         self._pending.discard(page)
-        rows: list[_Entry | None] = list(reversed(entries))
+        rows: list[_Entry | None] = list(reversed(message.entries))
         # A record that is not a turn comes back missing; keep the page its full height.
-        rows.extend([None] * (size - len(rows)))
+        rows.extend([None] * (message.size - len(rows)))
         self._pages[page] = rows
         while len(self._pages) > CACHED_PAGES:
             self._pages.popitem(last=False)
