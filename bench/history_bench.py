@@ -11,11 +11,17 @@ Printed, not asserted:
   ratio (target: under 10 ms at any size, ratio near 1);
 - the History pane's reads on 100,000 turns: `count()` the first time (building the offset
   index) and after, a page of 50 from the middle, a search that finds 50 hits, a search that
-  finds nothing (a full scan);
+  finds nothing (a full scan, with a plain word and with an accented one) and the same
+  through `search_page`, which stops at its read budget;
+- opening the History pane cold at 100,000 and 1,000,000 turns, each run a new process:
+  what the pane reads first (`count()`, the newest page of 200 rows, the memory status)
+  with the offset index saved beside the history and with none (target: under 300 ms at
+  1,000,000 turns with the index), timed inside the process after its imports and for the
+  whole process; and one `append` in a new process, which extends the saved index;
 - compacting 100,000 turns offline in a fresh process: time and peak resident memory
   (target: under 5 s and 300 MB).
 
-    python bench/history_bench.py [--big N] [--compact-turns N] [--rebuild]
+    python bench/history_bench.py [--big N] [--compact-turns N] [--rebuild] [--only PART]
 """
 
 from __future__ import annotations
@@ -173,9 +179,19 @@ def bench_pane(sentences: list[str], turns: int, rebuild: bool) -> None:
     word = "function"
     hits = timings_ms(lambda: store.search(word, limit=50), 10)
     print(f"  search({word!r}, limit=50): p50 {statistics.median(hits):.1f} ms")
-    miss = timings_ms(lambda: store.search("zzqxv nothing", limit=50), 3)
+    miss = timings_ms(lambda: store.search("zzqxv nothing", limit=50), 5)
     print(
         f"  search with no hit (scans all {turns:,} turns): p50 {statistics.median(miss):,.0f} ms"
+    )
+    accented = timings_ms(lambda: store.search("Ünïcode", limit=50), 5)
+    print(f"  search with no hit, an accented word: p50 {statistics.median(accented):,.0f} ms")
+    size = vault.layout.history.stat().st_size
+    bounded = timings_ms(lambda: store.search_page("zzqxv nothing"), 5)
+    page = store.search_page("zzqxv nothing")
+    read = "all of it" if page.complete else f"{page.scanned_bytes / size:.0%}, then stopped"
+    print(
+        f"  search_page with no hit (default budget): p50 {statistics.median(bounded):,.0f} ms, "
+        f"read {read}"
     )
 
 
@@ -220,6 +236,85 @@ def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+OPEN_CHILD = """
+import sys, time
+started = time.perf_counter()
+from pathlib import Path
+from lore.core.history import HistoryStore
+from lore.core.memory_status import memory_status
+from lore.core.vault import Vault
+imported = time.perf_counter()
+vault = Vault.open(Path(sys.argv[1]))
+store = HistoryStore(vault)
+total = store.count()
+rows = store.read_lines(max(0, total - 200), total)
+memory_status(vault)
+done = time.perf_counter()
+assert len(rows) == min(200, total)
+print(f"{(imported - started) * 1000:.1f} {(done - imported) * 1000:.1f} {total}")
+"""
+
+APPEND_CHILD = """
+import os, sys, time
+from pathlib import Path
+from lore.core.history import HistoryStore
+from lore.core.turns import Turn
+from lore.core.vault import Vault
+vault = Vault.open(Path(sys.argv[1]))
+index = vault.layout.state / "history.idx"
+sizes = (vault.layout.history.stat().st_size, index.stat().st_size)
+store = HistoryStore(vault)
+started = time.perf_counter()
+store.append(Turn(id="tbench", time="2026-01-01T00:00:00Z", question="q", answer="a"))
+elapsed = (time.perf_counter() - started) * 1000
+grew = index.stat().st_size - sizes[1]
+# Put the bench history back as it was.
+os.truncate(vault.layout.history, sizes[0])
+os.truncate(index, sizes[1])
+print(f"{elapsed:.1f} {grew}")
+"""
+
+
+def run_child(code: str, *args: str) -> tuple[float, list[str]]:
+    """Wall time of a new process running `code`, and what it printed."""
+    started = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
+    )
+    return (time.perf_counter() - started) * 1000, result.stdout.split()
+
+
+def bench_cold_open(sentences: list[str], big: int, pane_turns: int, rebuild: bool) -> None:
+    print("Opening the History pane cold: a new process each run (count, newest 200 rows,")
+    print("memory status), with the offset index saved and with none; medians")
+    for name, turns in ((f"pane-{pane_turns}", pane_turns), (f"tail-{big}", big)):
+        vault = vault_with_history(name, turns, sentences, rebuild)
+        index = vault.layout.state / "history.idx"
+        rounds = 9 if turns <= 100_000 else 5
+        # Alternating, so both see the same machine: none (which builds and saves it), saved.
+        absent: list[tuple[float, float, float]] = []
+        present: list[tuple[float, float, float]] = []
+        for _ in range(rounds):
+            index.unlink(missing_ok=True)
+            wall, (imports, inside, _) = run_child(OPEN_CHILD, str(vault.root))
+            absent.append((float(inside), float(imports), wall))
+            wall, (imports, inside, _) = run_child(OPEN_CHILD, str(vault.root))
+            present.append((float(inside), float(imports), wall))
+        for label, runs in (("no saved index", absent), ("saved index   ", present)):
+            inside, imports, wall = (statistics.median(run[n] for run in runs) for n in range(3))
+            print(
+                f"  {turns:>9,} turns, {label}: {inside:,.0f} ms after imports "
+                f"(imports {imports:,.0f} ms), {wall:,.0f} ms whole process"
+            )
+        appends = [run_child(APPEND_CHILD, str(vault.root))[1] for _ in range(rounds)]
+        print(
+            f"  {turns:>9,} turns, one append in a new process: p50 "
+            f"{statistics.median(float(ms) for ms, _ in appends):.1f} ms, the saved index grew "
+            f"by {appends[0][1]} bytes (one entry, not reread)"
+        )
+    print("  (target: under 300 ms at 1,000,000 turns with the saved index)")
+
+
 def machine_load() -> str:
     try:
         return f"load average {Path('/proc/loadavg').read_text().split()[0]}"
@@ -233,13 +328,23 @@ def main() -> int:
     parser.add_argument("--pane-turns", type=int, default=100_000)
     parser.add_argument("--compact-turns", type=int, default=100_000)
     parser.add_argument("--rebuild", action="store_true", help="write the histories again")
+    parser.add_argument(
+        "--only", choices=["tail", "pane", "open", "compact"], action="append", help="run part"
+    )
     args = parser.parse_args()
+    parts = set(args.only or ["tail", "pane", "open", "compact"])
     sentences = corpus_sentences()
     source = "Python 3.11 documentation" if DOC_SOURCES.is_dir() else "a generated vocabulary"
     print(f"Turn text: {len(sentences):,} sentences from {source}; {machine_load()}")
-    bench_tail(sentences, args.big, args.rebuild)
-    bench_pane(sentences, args.pane_turns, args.rebuild)
-    bench_compaction(sentences, args.compact_turns, args.rebuild)
+    if "tail" in parts:
+        bench_tail(sentences, args.big, args.rebuild)
+    if "pane" in parts:
+        bench_pane(sentences, args.pane_turns, args.rebuild)
+    if "open" in parts:
+        bench_cold_open(sentences, args.big, args.pane_turns, args.rebuild)
+    if "compact" in parts:
+        bench_compaction(sentences, args.compact_turns, args.rebuild)
+    print(f"Done; {machine_load()}")
     return 0
 
 

@@ -8,10 +8,15 @@ its file name is one that could open it behind the store's back.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
+import pytest
+
 import lore
-from lore.core.history import HistoryStore
+from history_helpers import bulk_append
+from lore.core.history import CASEFOLD_TARGETS, HistoryStore
+from lore.core.history_index import HistoryIndex
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
@@ -122,3 +127,122 @@ def test_signature_changes_with_each_append(vault: Vault) -> None:
     after = store.signature()
     assert before is not None and after is not None and before != after
     assert after[0] == store.size()
+
+
+# -- the offset index is extended, not read whole, by a process that only appends --------------
+
+
+def test_an_append_extends_the_saved_index_without_loading_it(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bulk_append(vault, [make_turn(number) for number in range(400)])
+    assert HistoryStore(vault).count() == 400  # builds and saves the index
+    index_file = vault.layout.state / "history.idx"
+    loads = []
+    real_load = HistoryIndex._load
+
+    def counting_load(self: HistoryIndex) -> None:
+        loads.append(self)
+        real_load(self)
+
+    monkeypatch.setattr(HistoryIndex, "_load", counting_load)
+    asking = HistoryStore(Vault.open(vault.root))  # a `lore ask` in a new process
+    for number in range(400, 405):
+        asking.append(make_turn(number))
+    assert loads == []
+    assert index_file.stat().st_size == 405 * 24
+    fresh = HistoryStore(Vault.open(vault.root))
+    assert fresh.count() == 405
+    assert [turn.question for turn in fresh.read_range(398, 405)] == [
+        f"q {number}" for number in range(398, 405)
+    ]
+
+
+def test_an_index_that_no_longer_fits_the_history_is_not_extended(vault: Vault) -> None:
+    bulk_append(vault, [make_turn(number) for number in range(300)])
+    assert HistoryStore(vault).count() == 300
+    # The history edited by hand to the same length, but its last line moved:
+    # the saved entry for it no longer points at it.
+    data = vault.layout.history.read_bytes()
+    data = data.replace(b'"q 298"', b'"q 298abc"').replace(b'"q 299"', b'"qq"')
+    vault.layout.history.write_bytes(data)
+    HistoryStore(Vault.open(vault.root)).append(make_turn(300))
+    fresh = HistoryStore(Vault.open(vault.root))
+    assert fresh.count() == 301
+    assert [turn.question for turn in fresh.read_range(298, 301)] == ["q 298abc", "qq", "q 300"]
+
+
+# -- a bounded search ------------------------------------------------------------------------
+
+
+def test_a_search_page_stops_at_its_budget_and_resumes_where_it_stopped(vault: Vault) -> None:
+    filler = "filler " * 150  # about 1 KB a turn
+    turns = [
+        Turn(id=f"t{number:011x}aaaaaa", time="x", question=f"q {number}", answer=filler)
+        for number in range(2000)
+    ]
+    for number in (5, 900, 1500, 1999):
+        turns[number].answer += " comet"
+    bulk_append(vault, turns)
+    store = HistoryStore(vault)
+    budget = 512 * 1024  # two blocks of the backward read: about 500 turns
+    found: list[str] = []
+    pages = 0
+    before = None
+    while True:
+        page = store.search_page("COMET", limit=10, budget_bytes=budget, before=before)
+        pages += 1
+        assert page.scanned_bytes <= budget + 256 * 1024
+        found += [turn.question for turn in page.hits]
+        if page.complete:
+            break
+        before = page.resume_before
+    assert found == ["q 1999", "q 1500", "q 900", "q 5"]  # newest first, none twice
+    assert pages >= 4
+    nothing = store.search_page("zzqxv", budget_bytes=budget)
+    assert nothing.hits == [] and not nothing.complete
+    assert nothing.scanned_bytes < vault.layout.history.stat().st_size / 2
+
+
+def test_a_search_page_stops_at_its_limit_and_when_cancelled(vault: Vault) -> None:
+    bulk_append(vault, [make_turn(number) for number in range(50)])
+    store = HistoryStore(vault)
+    first = store.search_page("q", limit=3)
+    assert [turn.question for turn in first.hits] == ["q 49", "q 48", "q 47"]
+    rest = store.search_page("q", limit=100, before=first.resume_before)
+    assert [turn.question for turn in rest.hits] == [f"q {n}" for n in range(46, -1, -1)]
+    assert rest.complete
+    stopped = store.search_page("q", cancelled=lambda: True)
+    assert stopped.cancelled and stopped.hits == [] and not stopped.complete
+    assert store.search_page("   ").complete
+
+
+def test_words_with_accents_quotes_and_other_scripts_are_still_found(vault: Vault) -> None:
+    store = HistoryStore(vault)
+    for number in range(20):
+        store.append(make_turn(number))
+    store.append(
+        Turn(id="tu", time="x", question='Ünïcode "quoted" back\\slash', answer="東京 Ölfeld")
+    )
+    for query in ("ünÏcode", '"quoted"', "back\\slash", "東京", "ölfeld ÜNÏCODE"):
+        assert [turn.id for turn in store.search(query)] == ["tu"], query
+        assert [turn.id for turn in store.search_page(query).hits] == ["tu"], query
+    assert store.search("ünïcodes") == []
+
+
+def test_the_letters_other_characters_casefold_to_are_all_known() -> None:
+    folded_to = {
+        letter
+        for code in range(0x80, sys.maxunicode + 1)
+        for letter in chr(code).casefold()
+        if letter.isascii()
+    }
+    assert folded_to == CASEFOLD_TARGETS
+
+
+def test_a_word_beyond_ascii_finds_the_text_it_casefolds_from(vault: Vault) -> None:
+    store = HistoryStore(vault)
+    store.append(Turn(id="t1", time="x", question="Die Größe der Sonne", answer="ﬁnite"))
+    store.append(Turn(id="t2", time="x", question="Something else"))
+    assert [turn.id for turn in store.search("GRÖSSE")] == ["t1"]
+    assert [turn.id for turn in store.search_page("grösse ﬁnite").hits] == ["t1"]

@@ -3,8 +3,12 @@
 Reads are shaped for a long history. `tail(n)` reads backwards from the end, so loading the
 last turns costs the same at a thousand turns or a million. `count()` and `read_range()` page
 through the whole history by a byte-offset index (see history_index.py), and `search()` and
-`get()` stream from the newest turn back, stopping as soon as they have what was asked for.
+`get()` stream from the newest turn back, stopping as soon as they have what was asked for;
+`search_page()` also stops after a read budget and can be cancelled, for search as you type.
 Torn and garbage lines are skipped everywhere; `lore doctor` reports them.
+
+This module is the only one that opens `history.jsonl`: other readers ask the store for
+turns, raw lines or byte offsets (a test checks it).
 """
 
 from __future__ import annotations
@@ -12,12 +16,20 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from lore.core.history_index import HistoryIndex
-from lore.core.storage import JsonlReport, append_record, iter_records, read_tail_records
+from lore.core.storage import (
+    JsonlReport,
+    append_raw,
+    encode_record,
+    iter_records,
+    read_tail_records,
+)
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 from lore.errors import UsageError, VaultError
@@ -25,6 +37,9 @@ from lore.errors import UsageError, VaultError
 _BACKWARD_CHUNK = 256 * 1024
 # Read back from an offset this much at a time to find the start of the line ending there.
 _LINE_PROBE = 64 * 1024
+# How much of the history one bounded search reads (about 60,000 turns of 1 KB, a tenth
+# of a second here) before it stops and says how far back it got.
+SEARCH_BUDGET_BYTES = 64 * 1024 * 1024
 # Unpersisted index entries worth taking the vault lock to save.
 _PERSIST_AFTER = 256
 
@@ -42,8 +57,11 @@ class AmbiguousTurn(UsageError):
     exit_code = 1
 
 
-def iter_blocks_backwards(path: Path, stop_offset: int = 0) -> Iterator[tuple[int, bytes]]:
-    """(offset, block) of whole lines, from the end of `path` back to `stop_offset`."""
+def iter_blocks_backwards(
+    path: Path, stop_offset: int = 0, end_offset: int | None = None
+) -> Iterator[tuple[int, bytes]]:
+    """(offset, block) of whole lines, from the end of `path` (or from `end_offset`, which
+    must be where a line starts) back to `stop_offset`."""
     try:
         handle = open(path, "rb")  # noqa: SIM115 (closed by the `with` below)
     except FileNotFoundError:
@@ -52,6 +70,8 @@ def iter_blocks_backwards(path: Path, stop_offset: int = 0) -> Iterator[tuple[in
         raise VaultError(f"cannot read {path}: {exc.strerror or exc}") from None
     with handle:
         position = handle.seek(0, os.SEEK_END)
+        if end_offset is not None:
+            position = min(position, end_offset)
         carry = b""
         while position > stop_offset:
             step = min(_BACKWARD_CHUNK, position - stop_offset)
@@ -100,17 +120,43 @@ def decode_turn(line: bytes) -> Turn | None:
     return Turn.from_record(value) if isinstance(value, dict) else None
 
 
+# What JSON does not store byte for byte (control characters, quotes, backslashes) and what
+# `bytes.lower` does not fold (anything not ASCII).
+_UNSTORED_AS_IS = re.compile(r'[^\x20-\x7e]|["\\]')
+# ASCII letters that some other character casefolds to ("ß" to "ss", "ﬁ" to "fi", the Kelvin
+# sign to "k"). A term with letters beyond ASCII is cut at these too; see TurnMatcher.
+CASEFOLD_TARGETS = frozenset("afhijklnstwy")
+_ESCAPED_IN_JSON = re.compile(r'[\x00-\x1f"\\]')
+_UNSTORED_OR_FOLDED_TO = re.compile(r'[^\x20-\x7e]|["\\' + "".join(sorted(CASEFOLD_TARGETS)) + "]")
+
+
+def _raw_pieces(word: str) -> list[str]:
+    """Runs of a query word, casefolded, that a line holding the word holds too, lower-cased.
+
+    A plain ASCII term is kept whole, as it always was (a text with "ß" is then not found by
+    "ss"). Any other term, "grösse", is tested by its runs of plain letters that no other
+    character folds to ("gr", "e"): its text may hold "Größe", so "ss" is not a test of it.
+    """
+    if word.isascii() and not _UNSTORED_AS_IS.search(word):
+        return [word.lower()]
+    return [piece for piece in _UNSTORED_OR_FOLDED_TO.split(word.casefold()) if piece]
+
+
 class TurnMatcher:
     """Every word of a query, case-insensitively, in a turn's question or answer."""
 
     def __init__(self, query: str) -> None:
         self.terms = [term.casefold() for term in query.split()]
-        # A cheap test on lower-cased raw bytes first. Only terms JSON stores verbatim can be
-        # used: quotes, backslashes and control characters are escaped on disk.
-        self._raw_terms = [
-            term.encode("ascii")
-            for term in self.terms
-            if term.isascii() and term.isprintable() and '"' not in term and "\\" not in term
+        # A cheap test on lower-cased raw bytes first, with the runs of each term that are
+        # stored as they are, longest (most telling) first. "Ünïcode" is tested by "code".
+        pieces = {piece.encode("ascii") for word in query.split() for piece in _raw_pieces(word)}
+        self._raw_terms = sorted(pieces, key=len, reverse=True)
+        # Words the raw test only half checks, tested whole on a line's casefolded text
+        # before it is parsed. JSON stores them as they are, unless they hold what it escapes.
+        self._line_terms = [
+            word.casefold()
+            for word in query.split()
+            if _raw_pieces(word) != [word.lower()] and not _ESCAPED_IN_JSON.search(word)
         ]
 
     def __bool__(self) -> bool:
@@ -121,9 +167,35 @@ class TurnMatcher:
         lowered = raw.lower()
         return all(term in lowered for term in self._raw_terms)
 
+    def line_may_match(self, line: bytes) -> bool:
+        """`may_match` for one line, closer: a word with accents is looked for whole."""
+        if not self.may_match(line):
+            return False
+        if not self._line_terms:
+            return True
+        text = line.decode("utf-8", "replace").casefold()
+        return all(term in text for term in self._line_terms)
+
     def matches(self, turn: Turn) -> bool:
         text = f"{turn.question}\n{turn.resolved_question}\n{turn.answer}".casefold()
         return all(term in text for term in self.terms)
+
+
+@dataclass
+class HistorySearchPage:
+    """What one bounded search found, newest first, and where it stopped."""
+
+    hits: list[Turn]
+    scanned_bytes: int
+    # Where a further search of older turns starts (pass it as `before`); 0 once the whole
+    # history was read back to its first turn.
+    resume_before: int
+    cancelled: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Whether every turn older than `before` was searched."""
+        return self.resume_before == 0 and not self.cancelled
 
 
 class HistoryStore:
@@ -140,10 +212,16 @@ class HistoryStore:
     def append(self, turn: Turn) -> Turn:
         """Record one finished turn: a single write and fsync, under the vault lock."""
         self.vault.ensure_writable()
+        line = encode_record(turn.to_record())
         with self.vault.lock():
-            append_record(self.path, turn.to_record())
+            start = self.size()
+            append_raw(self.path, line)
             with self._index_guard:
                 index = self._index
+                if index is None and self._index_file_exists():
+                    saved = self.vault.layout.state / "history.idx"
+                    if HistoryIndex.extend_file(saved, self.path, start, line):
+                        return turn
                 if index is not None or self._index_file_exists():
                     index = self._open_index()
                     index.refresh()
@@ -196,11 +274,58 @@ class HistoryStore:
             if not matcher.may_match(block):
                 continue
             for _, line in _lines_backwards(offset, block):
-                if not matcher.may_match(line):
+                if not matcher.line_may_match(line):
                     continue
                 turn = decode_turn(line)
                 if turn is not None and matcher.matches(turn):
                     yield turn
+
+    def search_page(
+        self,
+        query: str,
+        *,
+        limit: int = 50,
+        budget_bytes: int = SEARCH_BUDGET_BYTES,
+        before: int | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> HistorySearchPage:
+        """A bounded `search`: up to `limit` hits, newest first, reading at most about
+        `budget_bytes` of the history back from byte `before` (the end by default).
+
+        It stops at whichever comes first: `limit` hits, the budget (at least one block is
+        always read), `cancelled()` saying yes (asked once per block), or the start of the
+        file. The page says where it stopped, so "search older turns" passes `resume_before`
+        back as `before` and no turn is read twice or skipped.
+        """
+        end = self.size() if before is None else min(before, self.size())
+        matcher = TurnMatcher(query)
+        page = HistorySearchPage(hits=[], scanned_bytes=0, resume_before=end)
+        if not matcher or limit <= 0:
+            page.resume_before = 0 if not matcher else end
+            return page
+        for offset, block in iter_blocks_backwards(self.path, end_offset=end):
+            if cancelled is not None and cancelled():
+                page.cancelled = True
+                return page
+            page.scanned_bytes += len(block)
+            page.resume_before = offset
+            if not matcher.may_match(block):
+                if page.scanned_bytes >= budget_bytes:
+                    return page
+                continue
+            for line_offset, line in _lines_backwards(offset, block):
+                if not matcher.line_may_match(line):
+                    continue
+                turn = decode_turn(line)
+                if turn is not None and matcher.matches(turn):
+                    page.hits.append(turn)
+                    if len(page.hits) >= limit:
+                        page.resume_before = line_offset
+                        return page
+            if page.scanned_bytes >= budget_bytes:
+                return page
+        page.resume_before = 0
+        return page
 
     def get(self, turn_id: str) -> Turn:
         """The turn with this id, or the only one whose id starts with it."""

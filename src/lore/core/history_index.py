@@ -93,6 +93,44 @@ class HistoryIndex:
             return
         self._persisted = len(self.offsets)
 
+    @staticmethod
+    def extend_file(index_file: Path, history: Path, start: int, line: bytes) -> bool:
+        """Add the entry of `line`, just appended to `history` at byte `start`, to a saved
+        index without loading it. The caller holds the vault lock.
+
+        Done only when the saved index checks out as a load would (its last line is still
+        where it says, with the same CRC) and ends exactly at `start`; False otherwise, and
+        the caller loads and refreshes the index instead. A process that asks once then
+        pays for one entry, not for reading a million.
+        """
+        if not _looks_like_record(line):
+            return False
+        try:
+            with open(index_file, "r+b") as handle:
+                size = handle.seek(0, os.SEEK_END)
+                if size == 0 or size % _ENTRY_SIZE:
+                    return False
+                handle.seek(size - _ENTRY_SIZE)
+                last = array("Q")
+                last.frombytes(handle.read(_ENTRY_SIZE))
+                if sys.byteorder != "little":
+                    last.byteswap()
+                last_start, last_end, last_crc = last
+                if last_end != start:
+                    return False
+                with open(history, "rb") as reader:
+                    reader.seek(last_start)
+                    if zlib.crc32(reader.read(last_end - last_start)) != last_crc:
+                        return False
+                entry = array("Q", [start, start + len(line), zlib.crc32(line)])
+                if sys.byteorder != "little":
+                    entry.byteswap()
+                handle.seek(size)
+                handle.write(entry.tobytes())
+        except OSError:
+            return False
+        return True
+
     def _entries_on_disk(self) -> int:
         """How many saved entries agree with this index; 0 when the file must be rewritten."""
         assert self.index_file is not None
