@@ -11,6 +11,7 @@ from textual.widgets import Markdown, OptionList, Static
 
 from lore.core.gates.types import Claim, Verdict
 from lore.core.history import HistoryStore
+from lore.core.session import LoreSession
 from lore.core.turns import Turn, TurnTimings, TurnUsage
 from lore.core.vault import Vault
 from lore.tui.app import LoreApp
@@ -49,7 +50,7 @@ def _assert_no_raw_escape(app: App[object]) -> None:
 async def test_the_quarantine_pane_shows_markup_like_text_literally(vault: Vault) -> None:
     _hold(vault, MARKUP_CLAIM, title="[bold]blog[/bold]", reasons=["it says [/bold] to the reader"])
     _hold(vault, f"Copy this {OSC52} now.", title="[bold]blog[/bold]", reasons=["escape"])
-    app = PaneHost(lambda: QuarantinePane(vault))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(vault)))
     async with app.run_test(size=(160, 45)) as pilot:
         pane = app.query_one(QuarantinePane)
         await wait_until(lambda: pane._loaded and len(pane.held) == 2)
@@ -77,7 +78,7 @@ async def test_the_quarantine_pane_shows_markup_like_text_literally(vault: Vault
 
 async def test_promoting_in_the_pane_drops_hidden_characters_and_says_so(vault: Vault) -> None:
     _hold(vault, "Europa\u200b has a sub\u202esurface ocean.", title="blog", reasons=["hidden"])
-    app = PaneHost(lambda: QuarantinePane(vault))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(vault)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = app.query_one(QuarantinePane)
         await wait_until(lambda: pane._loaded and len(pane.held) == 1)
@@ -101,7 +102,7 @@ def odd_notes(vault: Vault) -> Vault:
 
 
 async def test_the_notes_pane_shows_titles_and_bodies_as_written(odd_notes: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(odd_notes))
+    app = PaneHost(lambda: NotesPane(LoreSession(odd_notes)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(NotesPane)
         tree = pane.query_one(NotesTree)

@@ -10,6 +10,7 @@ from pane_harness import PaneHost, wait_until
 from rich.cells import cell_len
 from textual.widgets import Input, Label, Markdown, OptionList, Static
 
+from lore.core.session import LoreSession
 from lore.core.vault import Vault
 from lore.tui.messages import VaultChanged
 from lore.tui.panes.notes import NotesPane, wiki_links_as_markdown
@@ -50,7 +51,7 @@ def _tree_labels(pane: NotesPane) -> list[str]:
 
 
 async def test_tree_groups_notes_by_folder_and_by_tag(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         await wait_until(lambda: "planets/" in _tree_labels(pane), message="folders not shown")
@@ -86,7 +87,7 @@ async def test_notes_cut_from_one_document_are_told_apart_in_the_tree(vault: Vau
         vault.create_note(shared + step, f"# {step}\n\nText.\n")
     for number in range(40):  # enough for the tree to need its scrollbar
         vault.create_note(f"Zodiacal light observation {number}", "Faint.\n")
-    app = PaneHost(lambda: NotesPane(vault))
+    app = PaneHost(lambda: NotesPane(LoreSession(vault)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         tree = pane.query_one(NotesTree)
@@ -115,7 +116,7 @@ async def test_notes_cut_from_one_document_are_told_apart_in_the_tree(vault: Vau
 
 
 async def test_opening_a_note_shows_it_with_its_backlinks(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         pane.open_note("Jupiter")
@@ -132,7 +133,7 @@ async def test_opening_a_note_shows_it_with_its_backlinks(planets: Vault) -> Non
 
 
 async def test_wiki_links_in_the_viewer_open_the_linked_note(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)):
         pane = app.query_one(NotesPane)
         pane.open_note("notes/moons/io.md")
@@ -149,7 +150,7 @@ def test_wiki_links_keep_aliases_and_escape_targets() -> None:
 
 
 async def test_search_as_you_type_lists_matches_and_opens_one(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         await wait_until(lambda: pane._loaded)
@@ -171,7 +172,7 @@ async def test_search_as_you_type_lists_matches_and_opens_one(planets: Vault) ->
 
 
 async def test_search_with_no_match_says_so(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         pane.query_one("#notes-search", Input).focus()
@@ -192,7 +193,7 @@ async def test_new_note_is_created_edited_and_reindexed(
     planets: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("EDITOR", _editor_script(tmp_path, "Saturn has rings of ice."))
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         await wait_until(lambda: pane._loaded)
@@ -210,7 +211,7 @@ async def test_editing_the_open_note_reindexes_it(
     planets: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("EDITOR", _editor_script(tmp_path, "Mars has two small moons."))
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         pane.open_note("Mars")
@@ -225,7 +226,7 @@ async def test_a_failing_editor_is_one_notification(
     planets: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("EDITOR", "no-such-editor-anywhere")
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         pane.open_note("Mars")
@@ -238,7 +239,7 @@ async def test_a_failing_editor_is_one_notification(
 
 
 async def test_an_unknown_note_is_one_notification(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)):
         pane = app.query_one(NotesPane)
         pane.open_note("Pluto")
@@ -247,7 +248,7 @@ async def test_an_unknown_note_is_one_notification(planets: Vault) -> None:
 
 
 async def test_notes_written_by_another_process_appear(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)):
         pane = app.query_one(NotesPane)
         await wait_until(lambda: "planets/" in _tree_labels(pane))
@@ -262,7 +263,7 @@ async def test_notes_written_by_another_process_appear(planets: Vault) -> None:
 
 
 async def test_a_note_opened_from_elsewhere_is_revealed_in_the_tree(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)):
         pane = app.query_one(NotesPane)
         await wait_until(lambda: pane._loaded)
@@ -276,7 +277,7 @@ async def test_a_note_opened_from_elsewhere_is_revealed_in_the_tree(planets: Vau
 
 
 async def test_a_new_note_lands_in_the_folder_under_the_cursor(planets: Vault) -> None:
-    app = PaneHost(lambda: NotesPane(planets))
+    app = PaneHost(lambda: NotesPane(LoreSession(planets)))
     async with app.run_test(size=(120, 40)) as pilot:
         pane = app.query_one(NotesPane)
         pane.open_note("Mars")

@@ -11,6 +11,7 @@ from textual.widgets import Input, OptionList, Static, TextArea
 from lore.core.audit import AuditLog
 from lore.core.gates.types import Claim, Flag, Verdict
 from lore.core.quarantine import Quarantine
+from lore.core.session import LoreSession
 from lore.core.source_ledger import ledger_path
 from lore.core.vault import Vault
 from lore.tui.messages import OpenNote
@@ -100,7 +101,7 @@ def _highlight(pane: QuarantinePane, text: str) -> None:
 
 
 async def test_held_claims_are_listed_with_badges_and_shown_in_full(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         rows = _rows(pane)
@@ -126,7 +127,7 @@ async def test_held_claims_are_listed_with_badges_and_shown_in_full(held: Vault)
 
 
 async def test_promote_reject_and_undo_by_keys(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         _highlight(pane, "volcanoes")
@@ -155,7 +156,7 @@ async def test_promote_reject_and_undo_by_keys(held: Vault) -> None:
 
 
 async def test_edit_then_promote_files_the_edited_text(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         _highlight(pane, "subsurface")
@@ -173,7 +174,7 @@ async def test_edit_then_promote_files_the_edited_text(held: Vault) -> None:
 
 
 async def test_trust_can_be_changed_before_promoting(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         _highlight(pane, "volcanoes")
@@ -188,7 +189,7 @@ async def test_trust_can_be_changed_before_promoting(held: Vault) -> None:
 
 
 async def test_multi_select_rejects_the_selected_claims_together(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         pane.query_one("#quarantine-list", OptionList).highlighted = 0
@@ -202,7 +203,7 @@ async def test_multi_select_rejects_the_selected_claims_together(held: Vault) ->
 
 
 async def test_whole_source_actions_ask_first(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         _highlight(pane, "cheese")
@@ -220,7 +221,7 @@ async def test_whole_source_actions_ask_first(held: Vault) -> None:
 
 
 async def test_undo_with_nothing_to_undo_is_one_notification(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         await _ready(app, 3)
         await pilot.press("u")
@@ -229,7 +230,7 @@ async def test_undo_with_nothing_to_undo_is_one_notification(held: Vault) -> Non
 
 
 async def test_an_empty_quarantine_says_so(vault: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(vault))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(vault)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 0)
         assert "Nothing is held" in str(pane.query_one("#quarantine-summary", Static).render())
@@ -239,7 +240,7 @@ async def test_an_empty_quarantine_says_so(vault: Vault) -> None:
 
 
 async def test_the_palette_offers_the_decisions_that_apply(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)):
         pane = await _ready(app, 3)
         _highlight(pane, "volcanoes")
@@ -251,7 +252,7 @@ async def test_the_palette_offers_the_decisions_that_apply(held: Vault) -> None:
 
 
 async def test_badges_follow_a_theme_switch(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         options = pane.query_one("#quarantine-list", OptionList)
@@ -267,7 +268,7 @@ async def test_badges_follow_a_theme_switch(held: Vault) -> None:
 
 
 async def test_trust_changes_apply_to_the_whole_selection(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         pane.query_one("#quarantine-list", OptionList).highlighted = 0
@@ -286,7 +287,7 @@ async def test_claims_from_an_older_version_of_their_source_say_so(held: Vault) 
     records = [{"uri": BLOG, "sha256": "ab" * 32}, {"uri": BLOG, "sha256": "cd" * 32}]
     records.append({"uri": FORUM, "sha256": "ab" * 32})
     ledger.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         rows = _rows(pane)
@@ -302,7 +303,7 @@ async def test_claims_from_an_older_version_of_their_source_say_so(held: Vault) 
 
 
 async def test_promoting_the_last_claim_leaves_no_old_title_behind(held: Vault) -> None:
-    app = PaneHost(lambda: QuarantinePane(held))
+    app = PaneHost(lambda: QuarantinePane(LoreSession(held)))
     async with app.run_test(size=(150, 45)) as pilot:
         pane = await _ready(app, 3)
         for remaining in (2, 1, 0):

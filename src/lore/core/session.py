@@ -292,9 +292,17 @@ class LoreSession:
 
     # -- notes -------------------------------------------------------------------------------
 
-    def search(self, query: str, limit: int | None = None) -> list[SearchHit]:
+    def search(
+        self,
+        query: str,
+        limit: int | None = None,
+        *,
+        status: str | None = None,
+        snippets: bool = True,
+    ) -> list[SearchHit]:
+        """Notes matching `query`, best first; `status` keeps one status only (None: all)."""
         wanted = limit if limit is not None else self.config.search.default_limit
-        return self.vault.index.search(query, limit=wanted)
+        return self.vault.index.search(query, limit=wanted, status=status, snippets=snippets)
 
     def note_documents(self) -> list[dict[str, Any]]:
         """Stored fields of every note (opens the index: call it off the event loop)."""

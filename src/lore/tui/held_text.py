@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.widget import Widget
 
-from lore.core.display_text import visible
+from lore.core.public import visible
 
 
 def plain_content(text: str, *, multiline: bool = False) -> Content:

@@ -4,9 +4,8 @@ search as you type, and keys to edit a note in $EDITOR or start a new one."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import quote
 
 from rich.text import Text
@@ -14,22 +13,24 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Input, Label, Markdown, OptionList, Static, Tree
 from textual.widgets.option_list import Option
-from textual.worker import Worker, get_current_worker
+from textual.worker import get_current_worker
 
-from lore.core.display_text import linkable_uri, visible
-from lore.core.search import SearchHit
-from lore.core.links import WIKI_LINK
-from lore.core.notes import Note
-from lore.core.vault import Vault
+from lore.core.public import WIKI_LINK, linkable_uri, visible
 from lore.rich_display import highlighted, plain
 from lore.tui.held_text import notify_plain
-from lore.tui.messages import VaultChanged
-from lore.tui.panes.pane_support import report_worker_failure, run_editor
+from lore.tui.palette import PaletteCommand
+from lore.tui.panes.base import LorePane
+from lore.tui.panes.pane_support import run_editor
 from lore.tui.widgets.notes_new_note import NewNoteScreen
 from lore.tui.widgets.notes_tree import NOTES_PREFIX, NotesCatalog, NotesTree, TreeEntry
+
+if TYPE_CHECKING:
+    from lore.core.public import Note, SearchHit
+    from lore.core.session import LoreSession
 
 NOTE_LINK_SCHEME = "note:"
 SEARCH_DELAY_S = 0.2
@@ -81,7 +82,7 @@ def _meta_line(note: Note) -> Text:
     return Text(" · ").join(parts)
 
 
-class NotesPane(Vertical):
+class NotesPane(LorePane):
     """Browse, search, read, edit and create notes."""
 
     HELP: ClassVar[str] = """\
@@ -159,6 +160,40 @@ Changes made by other programs appear here without a restart.
     }
     """
 
+    WATCHES: ClassVar[frozenset[str]] = frozenset({"notes"})
+
+    class CatalogLoaded(Message):
+        """Every note for the tree, and the note that was shown (`path`) read again:
+        None when it is gone."""
+
+        def __init__(self, catalog: NotesCatalog, view: NoteView | None, path: str | None) -> None:
+            super().__init__()
+            self.catalog = catalog
+            self.view = view
+            self.path = path
+
+    class NoteRead(Message):
+        """A note asked for by `open_note`, read with its backlinks."""
+
+        def __init__(self, view: NoteView) -> None:
+            super().__init__()
+            self.view = view
+
+    class SearchFound(Message):
+        """The hits for the search `text`."""
+
+        def __init__(self, text: str, hits: list[SearchHit]) -> None:
+            super().__init__()
+            self.text = text
+            self.hits = hits
+
+    class NoteCreated(Message):
+        """A new note was written; the editor opens on it next."""
+
+        def __init__(self, view: NoteView) -> None:
+            super().__init__()
+            self.view = view
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="notes.search", tooltip="Search notes as you type"),
         Binding(
@@ -173,14 +208,12 @@ Changes made by other programs appear here without a restart.
         Binding("b", "backlinks", "Backlinks", id="notes.backlinks", tooltip="Go to the backlinks"),
     ]
 
-    def __init__(self, vault: Vault, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.vault = vault
+    def __init__(self, session: LoreSession, **kwargs: object) -> None:
+        super().__init__(session, **kwargs)
         self.current: NoteView | None = None
         self._search_timer: Timer | None = None
         self._preview_timer: Timer | None = None
         self._loaded = False
-        self._started = False
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder="Search notes…  (/)", id="notes-search")
@@ -199,12 +232,6 @@ Changes made by other programs appear here without a restart.
                 yield Label("Backlinks", id="notes-backlinks-title")
                 yield OptionList(id="notes-backlinks")
 
-    def on_show(self) -> None:
-        # The vault is read when the pane is first looked at, not while the app starts up.
-        if not self._started:
-            self._started = True
-            self.refresh_data()
-
     def focus_default(self) -> None:
         # The tree, so the pane's keys work at once; `/` reaches the search box.
         self.query_one(NotesTree).focus()
@@ -215,22 +242,19 @@ Changes made by other programs appear here without a restart.
         """Re-read the notes (after another process or an editor changed them)."""
         self._load_catalog()
 
-    def on_vault_changed(self, message: VaultChanged) -> None:
-        if self._started and "notes" in message.kinds:
-            self.refresh_data()
-
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes-catalog")
     def _load_catalog(self) -> None:
         # reconcile() opens the index on first use and picks up edits made outside Lore.
-        self.vault.reconcile()
-        catalog = NotesCatalog.from_documents(self.vault.index.all_documents())
+        self.session.reconcile()
+        catalog = NotesCatalog.from_documents(self.session.note_documents())
         current = self.current.note.path if self.current else None
         view = self._read_view(current) if current else None
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_catalog, catalog, view, current)
+            self.post_message(self.CatalogLoaded(catalog, view, current))
 
-    def _show_catalog(self, catalog: NotesCatalog, view: NoteView | None, path: str | None) -> None:
-        self.query_one(NotesTree).show_catalog(catalog)
+    def on_notes_pane_catalog_loaded(self, message: CatalogLoaded) -> None:
+        view, path = message.view, message.path
+        self.query_one(NotesTree).show_catalog(message.catalog)
         self._loaded = True
         # A note opened while the catalog was loading wins over the one it re-read.
         still_shown = self.current.note.path if self.current else None
@@ -246,16 +270,16 @@ Changes made by other programs appear here without a restart.
                 self.query_one(NotesTree).reveal(path)
 
     def _read_view(self, path: str) -> NoteView | None:
-        note, _ = self.vault.load_note(path)
+        note, _ = self.session.load_note(path)
         if note is None:
             return None
         return NoteView(note=note, backlinks=self._backlinks(note))
 
     def _backlinks(self, note: Note) -> list[tuple[str, str]]:
-        linking = [path for path in self.vault.backlinks(note.title) if path != note.path]
+        linking = [path for path in self.session.backlinks(note.title) if path != note.path]
         titled = []
         for path in linking:
-            found = self.vault.index.lookup(path=path)
+            found = self.session.lookup(path=path)
             titled.append((path, str(found[0]["title"]) if found else path))
         return titled
 
@@ -267,13 +291,16 @@ Changes made by other programs appear here without a restart.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes-open")
     def _open(self, ref: str) -> None:
-        if ref.startswith("notes/") and self.vault.resolve_inside(ref).is_file():
-            note = self.vault.read_note(ref)
+        if ref.startswith("notes/") and self.session.resolve_inside(ref).is_file():
+            note = self.session.read_note(ref)
         else:
-            note = self.vault.find(ref)
+            note = self.session.find_note(ref)
         view = NoteView(note=note, backlinks=self._backlinks(note))
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_note, view)
+            self.post_message(self.NoteRead(view))
+
+    def on_notes_pane_note_read(self, message: NoteRead) -> None:
+        self._show_note(message.view)
 
     def _show_note(self, view: NoteView) -> None:
         self.current = view
@@ -345,11 +372,12 @@ Changes made by other programs appear here without a restart.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes-search")
     def _search(self, text: str) -> None:
-        hits = self.vault.index.search(text, limit=SEARCH_LIMIT, status=None, snippets=True)
+        hits = self.session.search(text, limit=SEARCH_LIMIT, status=None, snippets=True)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_results, text, hits)
+            self.post_message(self.SearchFound(text, hits))
 
-    def _show_results(self, text: str, hits: list[SearchHit]) -> None:
+    def on_notes_pane_search_found(self, message: SearchFound) -> None:
+        text, hits = message.text, message.hits
         if self.query_one("#notes-search", Input).value.strip() != text:
             return  # the user typed on; a newer search is on its way
         results = self.query_one("#notes-results", OptionList)
@@ -399,8 +427,8 @@ Changes made by other programs appear here without a restart.
 
     def _edit(self, relpath: str) -> None:
         try:
-            self.vault.ensure_writable()
-            path = self.vault.resolve_inside(relpath)
+            self.session.ensure_writable()
+            path = self.session.resolve_inside(relpath)
         except Exception as exc:
             notify_plain(self, str(exc), severity="error")
             return
@@ -433,17 +461,18 @@ Changes made by other programs appear here without a restart.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="notes-create")
     def _create(self, title: str, folder: str = "") -> None:
-        note = self.vault.create_note(title, f"# {title}\n\n", folder=folder)
-        self.app.call_from_thread(self._created, NoteView(note=note))
+        note = self.session.create_note(title, body=f"# {title}\n\n", folder=folder)
+        self.post_message(self.NoteCreated(NoteView(note=note)))
 
-    def _created(self, view: NoteView) -> None:
+    def on_notes_pane_note_created(self, message: NoteCreated) -> None:
+        view = message.view
         self._show_note(view)
         notify_plain(self, f"Created {view.note.path}")
         self._edit(view.note.path)
 
-    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         """What Ctrl+P offers while this pane is shown."""
-        commands: list[tuple[str, str, Callable[[], object]]] = [
+        commands: list[PaletteCommand] = [
             ("New note", "Create a note and open it in $EDITOR", self.action_new_note),
             ("Search notes", "Full-text search as you type", self.action_search),
         ]
@@ -451,6 +480,3 @@ Changes made by other programs appear here without a restart.
             title = self.current.note.title
             commands.insert(0, (f"Edit {title}", "Open it in $EDITOR", self.action_edit))
         return commands
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        report_worker_failure(self, event.worker, event.state)

@@ -1,31 +1,36 @@
-"""The Quarantine pane: review held claims by key. Every decision goes through
-`lore.core.quarantine`, so it is filed, tombstoned, undoable and in the audit log exactly as
-from the command line."""
+"""The Quarantine pane: review held claims by key. Every decision is an operation of the
+session, so it is filed, tombstoned, undoable and in the audit log exactly as from the
+command line."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
+from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from lore.config import TRUST_LEVELS, TrustLevel
-from lore.core.quarantine import HeldClaim, Promotion, Quarantine, is_hidden_char
-from lore.core.vault import Vault
+from lore.core.public import Promotion, is_hidden_char
 from lore.rich_display import plain
 from lore.tui.held_text import notify_plain
-from lore.tui.messages import OpenNote, VaultChanged, VaultWritten
-from lore.tui.panes.pane_support import report_worker_failure
+from lore.tui.messages import OpenNote, VaultWritten
+from lore.tui.palette import PaletteCommand
+from lore.tui.panes.base import LorePane
 from lore.tui.widgets.quarantine_detail import QuarantineDetail, trust_badge
 from lore.tui.widgets.quarantine_dialogs import ConfirmScreen, EditClaimScreen, RejectReasonScreen
+
+if TYPE_CHECKING:
+    from lore.core.public import HeldClaim
+    from lore.core.session import LoreSession
 
 ROW_TEXT_CHARS = 160
 # The trust `t` cycles through for the next promotion; None keeps the claim's own.
@@ -42,7 +47,7 @@ def _one_line(text: str) -> str:
     return " ".join(cleaned.split())
 
 
-class QuarantinePane(Vertical):
+class QuarantinePane(LorePane):
     """Held claims on the left, the highlighted one in full on the right."""
 
     HELP: ClassVar[str] = """\
@@ -90,6 +95,23 @@ Every action is written to the audit log.
     }
     """
 
+    WATCHES: ClassVar[frozenset[str]] = frozenset({"quarantine"})
+
+    class Loaded(Message):
+        """The held claims, and the ids of those from an older version of their source."""
+
+        def __init__(self, held: list[HeldClaim], outdated: set[str]) -> None:
+            super().__init__()
+            self.held = held
+            self.outdated = outdated
+
+    class Decided(Message):
+        """A decision (or an undo) was made; `summary` says what it did."""
+
+        def __init__(self, summary: str) -> None:
+            super().__init__()
+            self.summary = summary
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("p", "promote", "Promote", id="quarantine.promote", tooltip="File into the notes"),
         Binding("r", "reject", "Reject", id="quarantine.reject", tooltip="Reject (with a reason)"),
@@ -132,17 +154,14 @@ Every action is written to the audit log.
         ),
     ]
 
-    def __init__(self, vault: Vault, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.vault = vault
-        self.quarantine = Quarantine(vault)
+    def __init__(self, session: LoreSession, **kwargs: object) -> None:
+        super().__init__(session, **kwargs)
         self.held: list[HeldClaim] = []
         self.selected: set[str] = set()
         # Ids of held claims from a version of their source since read again.
         self.outdated: set[str] = set()
         self.promote_as: dict[str, TrustLevel] = {}
         self._loaded = False
-        self._started = False
 
     def compose(self) -> ComposeResult:
         yield Static("Reading the quarantine…", id="quarantine-summary")
@@ -153,12 +172,6 @@ Every action is written to the audit log.
     def on_mount(self) -> None:
         # Badges take their colours from the theme, so a theme switch redraws them.
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
-
-    def on_show(self) -> None:
-        # The vault is read when the pane is first looked at, not while the app starts up.
-        if not self._started:
-            self._started = True
-            self.refresh_data()
 
     def _theme_changed(self, _theme: object) -> None:
         if self._loaded:
@@ -172,16 +185,16 @@ Every action is written to the audit log.
     def refresh_data(self) -> None:
         self._load()
 
-    def on_vault_changed(self, message: VaultChanged) -> None:
-        if self._started and "quarantine" in message.kinds:
-            self.refresh_data()
-
     @work(thread=True, exclusive=True, exit_on_error=False, group="quarantine-load")
     def _load(self) -> None:
-        held = self.quarantine.list()
-        outdated = self.quarantine.outdated(held)
+        quarantine = self.session.quarantine
+        held = quarantine.list()
+        outdated = quarantine.outdated(held)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show, held, outdated)
+            self.post_message(self.Loaded(held, outdated))
+
+    def on_quarantine_pane_loaded(self, message: Loaded) -> None:
+        self._show(message.held, message.outdated)
 
     def _colours(self) -> dict[str, str]:
         return self.app.get_css_variables()
@@ -370,7 +383,7 @@ Every action is written to the audit log.
         self.app.push_screen(ConfirmScreen(question), confirmed)
 
     def action_undo(self) -> None:
-        self._act(lambda: self._describe_undo(self.quarantine.undo()))
+        self._act(lambda: self._describe_undo(self.session.undo()))
 
     def action_open_related(self) -> None:
         claim = self.highlighted
@@ -379,10 +392,10 @@ Every action is written to the audit log.
             return
         self.post_message(OpenNote(claim.related_path))
 
-    def palette_commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+    def palette_commands(self) -> list[PaletteCommand]:
         """What Ctrl+P offers while this pane is shown: the decisions that apply now."""
         claim = self.highlighted
-        commands: list[tuple[str, str, Callable[[], object]]] = []
+        commands: list[PaletteCommand] = []
         if claim is not None:
             many = f"the {len(self.selected)} selected claims" if self.selected else "this claim"
             source = claim.source_title or claim.source_uri
@@ -398,7 +411,7 @@ Every action is written to the audit log.
         )
         return commands
 
-    # -- running decisions in the core -------------------------------------------------------
+    # -- running decisions in the session ----------------------------------------------------
 
     def _decide(
         self,
@@ -413,13 +426,13 @@ Every action is written to the audit log.
             hidden = 0
             for claim_id, trust in targets:
                 if verb == "promote":
-                    promotion = self.quarantine.promote_and_report(claim_id, trust=trust, text=text)
+                    promotion = self.session.promote(claim_id, trust=trust, text=text)
                     notes += promotion.notes
                     hidden += promotion.hidden_removed
                 else:
-                    self.quarantine.reject(claim_id, reason=reason)
+                    self.session.reject(claim_id, reason=reason)
             count = f"{len(targets)} claims" if len(targets) > 1 else "the claim"
-            # Each claim is its own decision in the core, so undo takes them back one by one.
+            # Each claim is its own decision in the session, so undo takes them back one by one.
             undo = "u undoes them one at a time." if len(targets) > 1 else "u undoes."
             if verb == "promote":
                 filed = ", ".join(sorted(set(notes))) or "no note (a duplicate)"
@@ -432,12 +445,12 @@ Every action is written to the audit log.
     def _decide_source(self, verb: str, uri: str) -> None:
         def run() -> str:
             if verb == "promote":
-                promotion = self.quarantine.promote_source_and_report(uri)
+                promotion = self.session.promote_source(uri)
                 into = (
                     f"{len(set(promotion.notes))} notes{_hidden_removed(promotion.hidden_removed)}"
                 )
                 return f"Promoted every claim from {uri} into {into}. u undoes."
-            rejected = self.quarantine.reject_source(uri)
+            rejected = self.session.reject_source(uri)
             return f"Rejected {len(rejected)} claims from {uri}. u undoes."
 
         self._act(run)
@@ -450,18 +463,17 @@ Every action is written to the audit log.
 
     @work(thread=True, exit_on_error=False, group="quarantine-action")
     def _act(self, action: Callable[[], str]) -> None:
-        # Decisions run one after another: each takes the vault lock in the core.
-        message = action()
-        self.app.call_from_thread(self._acted, message)
+        # Decisions run one after another: each takes the vault lock in the session.
+        self.post_message(self.Decided(action()))
 
-    def _acted(self, message: str) -> None:
-        notify_plain(self, message, title="Quarantine")
+    def on_quarantine_pane_decided(self, message: Decided) -> None:
+        notify_plain(self, message.summary, title="Quarantine")
         self.refresh_data()
         # The app tells every other pane: the notes changed, the count in the tab too.
         self.post_message(VaultWritten(frozenset({"quarantine", "notes", "audit"}), origin=self))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # `LorePane` reports the failure too: Textual runs each class's handler in turn.
         if event.worker.group == "quarantine-action" and event.state == WorkerState.ERROR:
             # A failed decision may have changed nothing or part of a batch: show the truth.
             self.refresh_data()
-        report_worker_failure(self, event.worker, event.state)

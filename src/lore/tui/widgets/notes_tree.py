@@ -16,7 +16,7 @@ from textual import events
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from lore.core.display_text import visible
+from lore.core.public import visible
 from lore.rich_display import plain
 
 NOTES_PREFIX = "notes/"
@@ -227,12 +227,19 @@ class NotesTree(Tree[TreeEntry]):
         # The scrollbar is counted in even before it shows: filling a branch is what makes
         # the tree overflow, and the labels are cut before that.
         width = self.scrollable_content_region.width
+        if width <= 0:
+            # Hidden behind another pane, the tree has no width: it most likely comes back
+            # at the one it had, and a resize cuts the labels again if not.
+            return self._fitted_width
         if not self.show_vertical_scrollbar:
             width -= self.styles.scrollbar_size_vertical
         return width
 
     def _add_note(self, node: TreeNode[TreeEntry], listing: NoteListing, room: int) -> None:
         self._listings[listing.path] = listing
+        if room <= 0:
+            # Filled before the tree was ever laid out: the first resize cuts the label.
+            self._fitted_width = 0
         node.add_leaf(_note_label(listing, room), data=TreeEntry("note", listing.path))
 
     def on_resize(self, event: events.Resize) -> None:

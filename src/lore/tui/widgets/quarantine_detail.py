@@ -16,8 +16,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Static
 
 from lore.config import TrustLevel
-from lore.core.display_text import visible
-from lore.core.quarantine import OUTDATED_NOTICE, HeldClaim, is_hidden_char, make_visible
+from lore.core.public import OUTDATED_NOTICE, HeldClaim, is_hidden_char, make_visible, visible
 from lore.tui.held_text import plain_content
 
 TRUST_COLOUR_VARIABLES: dict[str, str] = {
