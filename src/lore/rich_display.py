@@ -7,19 +7,26 @@ https and file URIs become terminal hyperlinks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import Any
-
-from markdown_it.token import Token
-from rich.markdown import Markdown
-from rich.style import Style, StyleType
-from rich.text import Text
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from lore.core.public import linkable_uri, visible, visible_with_offsets
+
+if TYPE_CHECKING:
+    from rich.style import StyleType
+    from rich.text import Text
+
+    from lore.rich_markdown import SafeMarkdown as SafeMarkdown
+
+# Rich is imported by the functions, not with this module: every command module imports this
+# one to build the parser, and `lore --help` draws nothing. Markdown (and markdown-it) is
+# loaded only where a note or an answer is rendered.
 
 
 def plain(text: str, style: StyleType = "", *, multiline: bool = False) -> Text:
     """`text` shown as data: no markup, hidden characters spelled out."""
+    from rich.text import Text
+
     return Text(visible(text, multiline=multiline), style=style)
 
 
@@ -32,6 +39,8 @@ def highlighted(
     multiline: bool = True,
 ) -> Text:
     """As `plain`, with the spans of the original `text` (search hits, flags) styled."""
+    from rich.text import Text
+
     shown, starts = visible_with_offsets(text, multiline=multiline)
     out = Text(shown, style=style)
     last = len(text)
@@ -44,27 +53,17 @@ def highlighted(
 
 def linked(label: str, uri: str, style: StyleType = "") -> Text:
     """`label` as a hyperlink to `uri` when that is an http, https or file URI, else plain."""
+    from rich.style import Style
+
     text = plain(label, style)
     if linkable_uri(uri):
         text.stylize(Style(link=uri))
     return text
 
 
-def _tokens(tokens: Iterable[Token]) -> Iterator[Token]:
-    for token in tokens:
-        yield token
-        if token.children:
-            yield from _tokens(token.children)
+def __getattr__(name: str) -> Any:
+    if name == "SafeMarkdown":
+        from lore.rich_markdown import SafeMarkdown as SafeMarkdown
 
-
-class SafeMarkdown(Markdown):
-    """Rich Markdown of text from documents: hidden characters spelled out, and links and
-    images that do not point at an http, https or file URI shown without a hyperlink."""
-
-    def __init__(self, markup: str, **kwargs: Any) -> None:
-        super().__init__(visible(markup, multiline=True), **kwargs)
-        for token in _tokens(self.parsed):
-            for attribute in ("href", "src"):
-                target = token.attrs.get(attribute)
-                if target is not None and not linkable_uri(str(target)):
-                    token.attrs[attribute] = ""
+        return SafeMarkdown
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
