@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lore.errors import ConfigError
 from lore.paths import user_dirs
+from lore.trust_levels import TRUST_LEVELS as TRUST_LEVELS
+from lore.trust_levels import TrustLevel as TrustLevel
 
 # `LORE_PROVIDER__MODEL=llama3` sets provider.model: the prefix, the section, `__`, the key.
 ENV_PREFIX = "LORE_"
@@ -28,11 +30,8 @@ ENV_SEPARATOR = "__"
 # which matters for files read on the way to the first screen.
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-TrustLevel = Literal["trusted", "semi-trusted", "untrusted"]
 NoteStatus = Literal["active", "superseded"]
 ProviderName = Literal["offline", "ollama", "openai"]
-
-TRUST_LEVELS: tuple[TrustLevel, ...] = ("trusted", "semi-trusted", "untrusted")
 
 
 class StrictModel(BaseModel):

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 from pathlib import Path
-from typing import Any
-
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from lore.cli.common import Context, print_json
-from lore.config import TRUST_LEVELS, TrustLevel
-from lore.core.public import (
-    OUTDATED_NOTICE,
-    HeldClaim,
-    IngestEvent,
-    IngestReport,
-    editor_command,
-    is_hidden_char,
-    visible,
-)
+from lore.core.public import visible
 from lore.errors import UsageError
 from lore.rich_display import plain
+from lore.trust_levels import TRUST_LEVELS
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from lore.core.public import HeldClaim, IngestEvent, IngestReport
+    from lore.trust_levels import TrustLevel
+
+# The ingest pipeline, the quarantine and Rich's tables are imported by the commands that use
+# them: this module is imported to build the parser for every command (see
+# lore/cli/__init__.py), and `lore search` must not load the gates.
 
 OUTCOME_STYLE = {
     "admitted": "green",
@@ -110,6 +106,14 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_ingest(ctx: Context) -> int:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     args = ctx.args
     show_progress = not args.json and ctx.err.is_terminal
     progress = Progress(
@@ -149,6 +153,9 @@ def cmd_ingest(ctx: Context) -> int:
 
 
 def _print_report(ctx: Context, report: IngestReport) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title="dry run: nothing was written" if report.dry_run else None, show_edge=False)
     for column in ("source", "outcome", "admitted", "merged", "held", "reasons"):
         table.add_column(
@@ -181,11 +188,16 @@ def _print_report(ctx: Context, report: IngestReport) -> None:
 
 def _short(text: str, limit: int = 70) -> Text:
     """One line of at most `limit` characters, as data: hidden characters spelled out."""
+    from rich.text import Text
+
     flat = " ".join(visible(text, multiline=True).split())
     return Text(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def cmd_quarantine_list(ctx: Context) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
     quarantine = ctx.session.quarantine
     held = quarantine.rejected() if ctx.args.rejected else quarantine.list()
     outdated = quarantine.outdated(held)
@@ -221,6 +233,10 @@ def cmd_quarantine_list(ctx: Context) -> int:
 
 def marked_text(claim: HeldClaim) -> Text:
     """The claim with hidden characters spelled out and flagged spans in reverse video."""
+    from rich.text import Text
+
+    from lore.core.public import is_hidden_char
+
     flagged = [False] * len(claim.text)
     for flag in claim.flags:
         for index in range(max(flag.start, 0), min(flag.end, len(claim.text))):
@@ -236,6 +252,10 @@ def marked_text(claim: HeldClaim) -> Text:
 
 
 def cmd_quarantine_show(ctx: Context) -> int:
+    from rich.text import Text
+
+    from lore.core.public import OUTDATED_NOTICE
+
     quarantine = ctx.session.quarantine
     claim = quarantine.get(ctx.args.id)
     outdated = claim.id in quarantine.outdated([claim])
@@ -285,6 +305,11 @@ def cmd_quarantine_show(ctx: Context) -> int:
 
 def _edit_text(text: str, folder: Path) -> str:
     """`text` after the user edited it; the draft lives in `folder`, inside the vault."""
+    import subprocess
+    import tempfile
+
+    from lore.core.public import editor_command
+
     command = editor_command()
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(
@@ -375,6 +400,8 @@ def cmd_quarantine_undo(ctx: Context) -> int:
 
 
 def cmd_audit(ctx: Context) -> int:
+    from rich.table import Table
+
     entries = ctx.session.audit_entries(since=ctx.args.since)
     if ctx.args.limit and ctx.args.limit > 0:
         entries = entries[-ctx.args.limit :]
@@ -402,6 +429,8 @@ def cmd_audit(ctx: Context) -> int:
 
 
 def cmd_trust_retier(ctx: Context) -> int:
+    from rich.table import Table
+
     changes = ctx.session.retier(dry_run=ctx.args.dry_run)
     if ctx.args.json:
         print_json(
