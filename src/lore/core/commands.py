@@ -295,7 +295,7 @@ def cmd_history(ctx: CommandContext, args: str) -> CommandResult:
         if turns
         else None,
         data=[turn.to_record() for turn in turns],
-        action="pane:history",
+        action=ShowPane("history"),
     )
 
 
