@@ -1,4 +1,10 @@
-"""The `lore` command line: one parser, subcommands registered by module, one-line errors."""
+"""The `lore` command line: one parser, subcommands registered by module, one-line errors.
+
+Every command module is imported to build the parser, so each keeps its top level light
+(argparse, the standard library, `lore.cli.common`, `lore.rich_display`) and imports what
+its commands use inside them: `lore --help` reads no vault module, and `lore search` loads
+neither the app, the ingest pipeline nor the ask engine (tests/test_startup_imports.py).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,15 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from lore import __version__
 from lore.cli import ask_cmd, chat_cmd, history_cmd, ingest_cmd, notes_cmd
 from lore.cli.common import Context
-from lore.core.public import visible
 from lore.errors import LoreError
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 # Each module adds its subcommands with `register(subparsers)`.
 COMMAND_MODULES = [notes_cmd, chat_cmd, ingest_cmd, ask_cmd, history_cmd]
@@ -50,7 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(code or 0)
     except LoreError as exc:
         ctx.warn_skipped()
-        ctx.err.print(Text.assemble(("lore: ", "bold red"), visible(exc.message, multiline=True)))
+        ctx.err.print(_error_line("lore: ", exc.message))
         return exc.exit_code
     except KeyboardInterrupt:
         ctx.err.print("lore: interrupted")
@@ -61,15 +68,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("LORE_DEBUG"):
             raise
         ctx.err.print(
-            Text.assemble(
-                ("lore: internal error: ", "bold red"),
-                visible(
-                    f"{type(exc).__name__}: {exc} (set LORE_DEBUG=1 for the traceback)",
-                    multiline=True,
-                ),
+            _error_line(
+                "lore: internal error: ",
+                f"{type(exc).__name__}: {exc} (set LORE_DEBUG=1 for the traceback)",
             )
         )
         return 1
     finally:
         ctx.close()
         sys.stdout.flush()
+
+
+def _error_line(label: str, message: str) -> Text:
+    from rich.text import Text
+
+    from lore.core.public import visible
+
+    return Text.assemble((label, "bold red"), visible(message, multiline=True))

@@ -2,30 +2,24 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
-from typing import Any
-
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from lore.cli.common import Context, print_json
-from lore.core.public import (
-    CONTINUE_WINDOW_S,
-    AskEvent,
-    AskFailed,
-    AskFinished,
-    AskListener,
-    AskNotice,
-    AskStarted,
-    ContextPack,
-    Turn,
-    ingest_summary,
-    relay_ask,
-    visible,
-)
+from lore.core.public import visible
 from lore.errors import UsageError
 from lore.rich_display import plain
+
+if TYPE_CHECKING:
+    from lore.core.public import ContextPack, Turn
+
+# The ask engine, asyncio and Rich's tables are imported by the commands that use them: this
+# module is imported to build the parser for every command (see lore/cli/__init__.py).
+
+# How long after this terminal's last question `lore ask` follows it up, in minutes, for the
+# help text: lore.core.conversations.CONTINUE_WINDOW_S, which would load the vault's modules
+# into `lore --help`. tests/test_startup_imports.py checks the help says the core's figure.
+CONTINUE_WINDOW_MINUTES = 10
 
 
 def register(subparsers: Any) -> None:
@@ -57,7 +51,7 @@ def register(subparsers: Any) -> None:
 
 
 def _conversation_arguments(parser: Any) -> None:
-    minutes = CONTINUE_WINDOW_S // 60
+    minutes = CONTINUE_WINDOW_MINUTES
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "-c",
@@ -112,47 +106,16 @@ def _sources(pack: ContextPack, turn: Turn) -> list[dict[str, Any]]:
     ]
 
 
-class _TerminalListener(AskListener):
-    """Streams the answer to stdout (unless --json) and keeps what the summary needs."""
-
-    def __init__(self, ctx: Context, *, stream: bool) -> None:
-        self.ctx = ctx
-        self.stream = stream
-        self.done: AskFinished | None = None
-        self.failed_event: AskFailed | None = None
-        self.later: list[AskNotice] = []
-
-    async def started(self, event: AskStarted) -> None:
-        if self.stream and event.pack.followup:
-            self.ctx.err.print(plain(f"(understood as: {event.pack.resolved_question})", "dim"))
-
-    async def delta(self, text: str) -> None:
-        if self.stream:
-            sys.stdout.write(visible(text, multiline=True))
-            sys.stdout.flush()
-
-    async def finished(self, event: AskFinished) -> None:
-        self.done = event
-
-    async def failed(self, event: AskFailed) -> None:
-        self.failed_event = event
-
-    async def notice(self, notice: AskNotice, event: AskEvent) -> None:
-        if isinstance(event, AskFinished | AskFailed):
-            # Said after the answer and its sources, or by the failure message itself.
-            if isinstance(event, AskFinished):
-                self.later.append(notice)
-        elif notice.level != "info" or self.stream:
-            _print_notice(self.ctx, notice)
-
-
 async def _run_ask(ctx: Context, question: str) -> int:
+    from rich.text import Text
+
+    from lore.cli.ask_listener import TerminalListener, print_notice
+    from lore.core.public import ingest_summary, relay_ask
+
     session = ctx.session
-    session.follow_terminal_conversation(
-        continue_latest=ctx.args.continue_latest, new=ctx.args.new
-    )
+    session.follow_terminal_conversation(continue_latest=ctx.args.continue_latest, new=ctx.args.new)
     stream_to_terminal = not ctx.args.json
-    listener = _TerminalListener(ctx, stream=stream_to_terminal)
+    listener = TerminalListener(ctx, stream=stream_to_terminal)
     try:
         await relay_ask(session.ask(question), listener)
     finally:
@@ -194,7 +157,7 @@ async def _run_ask(ctx: Context, question: str) -> int:
         ctx.console.print(line)
     sys.stdout.flush()
     for notice in listener.later:
-        _print_notice(ctx, notice)
+        print_notice(ctx, notice)
     dropped_notes = [item for item in finished.pack.dropped if item.section == "evidence"]
     if dropped_notes:
         ctx.err.print(
@@ -211,6 +174,8 @@ async def _run_ask(ctx: Context, question: str) -> int:
 
 
 def cmd_ask(ctx: Context) -> int:
+    import asyncio
+
     question = _question(ctx.args.question)
     if not question.strip():
         raise UsageError("ask a question (it was empty)")
@@ -228,11 +193,12 @@ def _fill_style(used: int, cap: int | None) -> str:
 
 
 def cmd_context(ctx: Context) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
     question = _question(ctx.args.question)
     session = ctx.session
-    session.follow_terminal_conversation(
-        continue_latest=ctx.args.continue_latest, new=ctx.args.new
-    )
+    session.follow_terminal_conversation(continue_latest=ctx.args.continue_latest, new=ctx.args.new)
     pack = session.preview(question)
     if ctx.args.json:
         data = pack.to_dict()
@@ -299,10 +265,3 @@ def cmd_context(ctx: Context) -> int:
     else:
         console.print(Text("Nothing was dropped.", style="dim"))
     return 0
-
-
-def _print_notice(ctx: Context, notice: AskNotice) -> None:
-    if notice.level == "info":
-        ctx.err.print(plain(f"({notice.text})", "dim"))
-    else:
-        ctx.err.print(Text.assemble(("lore: ", "yellow"), plain(notice.text)))

@@ -6,17 +6,22 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
-
-from rich.console import Console
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from lore.core.public import json_for_terminal, visible
-from lore.core.session import LoreSession
+
+if TYPE_CHECKING:
+    from lore.core.session import LoreSession
+
+# Every command module imports this one to build the parser, before any argument is read:
+# what only a running command needs (Rich, the session and the vault behind it) is imported
+# when it is first used.
 
 
 class Context:
     def __init__(self, args: argparse.Namespace) -> None:
+        from rich.console import Console
+
         self.args = args
         self.console = Console(highlight=False, soft_wrap=False)
         self.err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -26,6 +31,8 @@ class Context:
     def session(self) -> LoreSession:
         """The vault named by --vault (or found from here), with --provider and --model."""
         if self._session is None:
+            from lore.core.session import LoreSession
+
             self._session = LoreSession.open(
                 getattr(self.args, "vault", None),
                 provider_name=getattr(self.args, "provider", None),
@@ -37,6 +44,8 @@ class Context:
     def warn_skipped(self) -> None:
         if self._session is None:
             return
+        from rich.text import Text
+
         for warning in self._session.take_warnings():
             self.err.print(Text.assemble(("warning: ", "yellow"), visible(warning, multiline=True)))
 

@@ -5,23 +5,20 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from lore.cli.common import Context, print_json
-from lore.core.public import (
-    CompactionReport,
-    MetricsSummary,
-    Turn,
-    json_for_terminal,
-    turn_markdown,
-    turn_summary,
-    visible,
-)
+from lore.core.public import json_for_terminal, visible
 from lore.errors import UsageError
-from lore.rich_display import SafeMarkdown, plain
+from lore.rich_display import plain
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from lore.core.public import CompactionReport, MetricsSummary, Turn
+
+# Rich's tables and the history's modules are imported by the commands that use them: this
+# module is imported to build the parser for every command (see lore/cli/__init__.py).
 
 STATUS_STYLE = {"ok": "green", "cancelled": "yellow", "error": "red"}
 EXPORT_FORMATS = {"md": "markdown", "markdown": "markdown", "jsonl": "jsonl"}
@@ -116,6 +113,9 @@ def _tokens(turn: Turn) -> str:
 
 
 def _turn_table(turns: list[Turn], title: str) -> Table:
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(title=plain(title), title_justify="left")
     table.add_column("Id", style="dim", no_wrap=True)
     table.add_column("When", no_wrap=True)
@@ -140,6 +140,8 @@ def _turn_table(turns: list[Turn], title: str) -> Table:
 
 
 def cmd_history(ctx: Context) -> int:
+    from rich.text import Text
+
     store = ctx.session.history
     query = (ctx.args.search or "").strip()
     if ctx.args.search is not None and not query:
@@ -164,6 +166,11 @@ def cmd_history(ctx: Context) -> int:
 
 
 def cmd_history_show(ctx: Context) -> int:
+    from rich.text import Text
+
+    from lore.core.public import turn_summary
+    from lore.rich_markdown import SafeMarkdown
+
     turn = ctx.session.history.get(ctx.args.turn_id)
     if ctx.args.json:
         print_json(turn.to_record())
@@ -201,6 +208,8 @@ def cmd_history_show(ctx: Context) -> int:
 
 
 def cmd_history_export(ctx: Context) -> int:
+    from lore.core.public import turn_markdown
+
     session = ctx.session
     store = session.history
     chosen = EXPORT_FORMATS[ctx.args.format] if ctx.args.format else None
@@ -236,6 +245,9 @@ def cmd_compact(ctx: Context) -> int:
 
 
 def _print_compaction(ctx: Context, report: CompactionReport, memory_budget: int) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     console = ctx.console
     if not report.compacted:
         console.print(Text(f"Nothing to compact: {report.reason}."))
@@ -274,6 +286,8 @@ def _print_compaction(ctx: Context, report: CompactionReport, memory_budget: int
 
 
 def _summary_row(table: Table, label: str, summary: MetricsSummary) -> None:
+    from rich.text import Text
+
     table.add_row(
         Text(label),
         f"{summary.asks:,}",
@@ -287,6 +301,9 @@ def _summary_row(table: Table, label: str, summary: MetricsSummary) -> None:
 
 
 def cmd_metrics(ctx: Context) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
     summary = ctx.session.metrics.summary(last=ctx.args.last)
     if ctx.args.json:
         print_json(summary.to_dict())
@@ -348,6 +365,8 @@ def tokens_overview(ctx: Context) -> dict[str, Any]:
 
 
 def cmd_tokens(ctx: Context) -> int:
+    from rich.text import Text
+
     data = tokens_overview(ctx)
     if ctx.args.json:
         print_json(data)

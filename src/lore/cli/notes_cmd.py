@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any
-
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from lore.cli.common import Context, print_json, read_text_argument
-from lore.core.public import Note, SearchHit, editor_command
-from lore.core.session import LoreSession
 from lore.errors import UsageError
-from lore.paths import discover_vault, user_dirs
-from lore.rich_display import SafeMarkdown, highlighted, linked, plain
+from lore.rich_display import highlighted, linked, plain
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from lore.core.public import Note, SearchHit
+
+# Rich's tables, the session and the rest are imported by the commands that use them: this
+# module is imported to build the parser for every command (see lore/cli/__init__.py).
 
 TRUST_STYLE = {"trusted": "green", "semi-trusted": "yellow", "untrusted": "red"}
 
@@ -136,6 +136,9 @@ def default_action(ctx: Context) -> int:
 
 
 def cmd_summary(ctx: Context) -> int:
+    from rich.panel import Panel
+    from rich.table import Table
+
     session = ctx.session
     docs = session.note_documents()
     tags = Counter(tag for doc in docs for tag in (doc.get("tags") or "").split(",") if tag)
@@ -164,6 +167,10 @@ def cmd_summary(ctx: Context) -> int:
 
 
 def cmd_init(ctx: Context) -> int:
+    from rich.text import Text
+
+    from lore.core.session import LoreSession
+
     root = LoreSession.create(Path(ctx.args.path), ctx.args.name)
     ctx.console.print(Text.assemble("Vault ready at ", plain(str(root), "bold")))
     ctx.console.print(
@@ -173,6 +180,8 @@ def cmd_init(ctx: Context) -> int:
 
 
 def cmd_notes_list(ctx: Context) -> int:
+    from rich.table import Table
+
     docs = ctx.session.note_documents()
     tag = (ctx.args.tag or "").lower().lstrip("#")
     if tag:
@@ -220,6 +229,11 @@ MARKDOWN_LIMIT_CHARS = 200_000
 
 
 def cmd_notes_show(ctx: Context) -> int:
+    from rich.panel import Panel
+    from rich.table import Table
+
+    from lore.rich_markdown import SafeMarkdown
+
     note = ctx.session.find_note(ctx.args.ref)
     if ctx.args.json:
         print_json(_note_dict(note))
@@ -249,6 +263,8 @@ def cmd_notes_show(ctx: Context) -> int:
 
 
 def cmd_notes_new(ctx: Context) -> int:
+    from rich.text import Text
+
     body = read_text_argument(ctx.args.body)
     note = ctx.session.create_note(
         ctx.args.title, body=body, tags=ctx.args.tag, folder=ctx.args.folder
@@ -263,6 +279,10 @@ def cmd_notes_new(ctx: Context) -> int:
 
 
 def cmd_notes_edit(ctx: Context) -> int:
+    import subprocess
+
+    from lore.core.public import editor_command
+
     session = ctx.session
     note = session.find_note(ctx.args.ref)
     path = session.resolve_inside(note.path)
@@ -281,6 +301,8 @@ def cmd_notes_edit(ctx: Context) -> int:
 
 
 def cmd_notes_mv(ctx: Context) -> int:
+    from rich.text import Text
+
     result = ctx.session.rename_note(ctx.args.old, ctx.args.new)
     if ctx.args.json:
         print_json({"note": _note_dict(result.note, with_body=False), "relinked": result.relinked})
@@ -296,6 +318,8 @@ def cmd_notes_mv(ctx: Context) -> int:
 
 
 def cmd_notes_rm(ctx: Context) -> int:
+    from rich.text import Text
+
     result = ctx.session.remove_note(ctx.args.ref)
     tombstone = ctx.session.relpath(result.tombstone)
     if ctx.args.json:
@@ -320,6 +344,8 @@ def cmd_notes_rm(ctx: Context) -> int:
 
 
 def cmd_search(ctx: Context) -> int:
+    from rich.table import Table
+
     query = " ".join(ctx.args.query)
     if ctx.args.limit is not None and ctx.args.limit <= 0:
         raise UsageError("--limit must be a positive number")
@@ -348,6 +374,9 @@ def cmd_search(ctx: Context) -> int:
 
 
 def cmd_doctor(ctx: Context) -> int:
+    from rich.table import Table
+    from rich.text import Text
+
     report = ctx.session.doctor(fix=ctx.args.fix)
     if ctx.args.json:
         print_json(
@@ -377,12 +406,16 @@ def cmd_doctor(ctx: Context) -> int:
 
 
 def cmd_reindex(ctx: Context) -> int:
+    from rich.text import Text
+
     report = ctx.session.reindex()
     ctx.console.print(Text(f"Indexed {len(report.added)} notes; skipped {len(report.skipped)}."))
     return 0
 
 
 def cmd_locate(ctx: Context) -> int:
+    from lore.paths import CONFIG_FILE_NAME, discover_vault, user_dirs
+
     what = ctx.args.what
     dirs = user_dirs()
     if what == "data":
@@ -393,7 +426,6 @@ def cmd_locate(ctx: Context) -> int:
         print(discover_vault(getattr(ctx.args, "vault", None))[0])
     else:
         from lore.config import config_sources
-        from lore.paths import CONFIG_FILE_NAME
 
         root, _ = discover_vault(getattr(ctx.args, "vault", None))
         # Lowest precedence first, the order they are applied in; flags go on top of all.

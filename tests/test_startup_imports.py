@@ -1,0 +1,136 @@
+"""Each command loads only what it uses: checked in a fresh interpreter, as a user starts one.
+
+Every command module is imported to build the parser, so a heavy import at the top of any of
+them is paid by every command; these tests name what the cheap ones must never load.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lore.core.public import CONTINUE_WINDOW_S
+
+SAMPLE_VAULT = Path(__file__).resolve().parents[1] / "samples" / "vault"
+
+# Runs `lore.cli.main(argv)` and prints the loaded modules that are in `watched`.
+PROBE = """
+import contextlib, io, json, sys
+argv, watched = json.loads(sys.argv[1])
+import lore.cli
+out = io.StringIO()
+code = None
+with contextlib.redirect_stdout(out):
+    try:
+        code = lore.cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+loaded = sorted(
+    name for name in sys.modules
+    if any(name == top or name.startswith(top + ".") for top in watched)
+)
+print(json.dumps({"code": code, "output": out.getvalue(), "loaded": loaded}))
+"""
+
+# Neither the app, the REPL, the network, the MCP server nor the pipelines that use them.
+NEVER_FOR_SEARCH = [
+    "textual",
+    "prompt_toolkit",
+    "httpx",
+    "mcp",
+    "lore.tui",
+    "lore.repl",
+    "lore.mcp_server",
+    "lore.core.ingest",
+    "lore.core.gates",
+    "lore.core.ask",
+    "lore.core.pack",
+    "lore.core.providers",
+    "markdown_it",
+]
+# The help reads no vault, settings or index: none of their modules or libraries.
+NEVER_FOR_HELP = [
+    *NEVER_FOR_SEARCH,
+    "asyncio",
+    "pydantic",
+    "yaml",
+    "whoosh",
+    "lore.config",
+    "lore.core.session",
+    "lore.core.vault",
+    "lore.core.notes",
+    "lore.core.search",
+    "lore.core.history",
+]
+
+
+def run_lore(argv: list[str], watched: list[str]) -> dict[str, Any]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps([argv, watched])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return report
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    copy = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, copy, ignore=shutil.ignore_patterns(".lore"))
+    return copy
+
+
+def test_search_loads_neither_the_app_the_network_nor_the_pipelines(vault: Path) -> None:
+    report = run_lore(["--vault", str(vault), "search", "ocean"], NEVER_FOR_SEARCH)
+    assert report["code"] == 0
+    assert "Europa" in report["output"], "the search did not run"
+    assert report["loaded"] == []
+
+
+def test_search_as_json_loads_no_more(vault: Path) -> None:
+    report = run_lore(["--vault", str(vault), "search", "--json", "ocean"], NEVER_FOR_SEARCH)
+    assert report["code"] == 0
+    assert json.loads(report["output"])[0]["title"]
+    assert report["loaded"] == []
+
+
+def test_notes_list_loads_no_more_than_search(vault: Path) -> None:
+    report = run_lore(["--vault", str(vault), "notes", "list"], NEVER_FOR_SEARCH)
+    assert report["code"] == 0
+    assert "Europa" in report["output"]
+    assert report["loaded"] == []
+
+
+def test_help_loads_no_vault_settings_or_index_module() -> None:
+    report = run_lore(["--help"], NEVER_FOR_HELP)
+    assert report["code"] == 0
+    assert "usage: lore" in report["output"]
+    assert report["loaded"] == []
+
+
+def test_a_command_help_loads_no_more_and_names_the_core_window() -> None:
+    report = run_lore(["ask", "--help"], NEVER_FOR_HELP)
+    assert report["code"] == 0
+    # The parser states the follow-up window without importing the core's figure for it.
+    assert f"within {CONTINUE_WINDOW_S // 60} minutes" in " ".join(report["output"].split())
+    assert report["loaded"] == []
+
+
+def test_ask_still_loads_the_engine_it_needs(vault: Path) -> None:
+    report = run_lore(
+        ["--vault", str(vault), "--provider", "offline", "ask", "--json", "what is Europa?"],
+        ["lore.core.ask", "textual", "prompt_toolkit"],
+    )
+    assert report["code"] == 0
+    assert json.loads(report["output"])["turn"]["answer"]
+    assert "lore.core.ask" in report["loaded"]
+    assert [name for name in report["loaded"] if not name.startswith("lore.core.ask")] == []
