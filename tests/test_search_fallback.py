@@ -127,6 +127,17 @@ def test_a_fast_path_that_raises_raises_under_lore_debug(
         sample_vault.index.search("great red spot")
 
 
+def test_an_empty_index_is_not_taken_for_a_changed_whoosh(
+    vault: Vault, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="lore.search")
+    assert vault.index.search("anything") == []
+    vault.create_note("First", "the first note")
+    assert [hit.title for hit in vault.index.search("first")] == ["First"]
+    assert vault.index.fast_path and vault.index.fallbacks == 0
+    assert _lore_search_records(caplog) == []
+
+
 def test_the_probe_finds_nothing_missing_in_the_whoosh_installed(sample_vault: Vault) -> None:
     sample_vault.index.search("kuiper")
     searcher = sample_vault.index._current_searcher()

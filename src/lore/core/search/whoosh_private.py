@@ -61,10 +61,11 @@ def missing_privates(searcher: Any) -> list[str]:
     need(BM25F(), ("_field_B",), "BM25F")
     need(W3LeafMatcher, _BLOCK_METHODS, "W3LeafMatcher")
     need(FilterMatcher(NullMatcher(), frozenset(), exclude=True), _FILTER, "FilterMatcher")
-    leaves = searcher.leaf_searchers()
-    if not leaves:
-        return missing  # nothing on disk to read yet: a later searcher is probed again
-    reader = leaves[0][0].reader()
+    readers = [leaf.reader() for leaf, _ in searcher.leaf_searchers()]
+    readers = [reader for reader in readers if reader.doc_count_all()]
+    if not readers:
+        return missing  # no segment on disk yet (whoosh's empty reader): probed again later
+    reader = readers[0]
     need(reader, _SEGMENT_READER, "segment reader")
     terms = getattr(reader, "_terms", None)
     if terms is not None:
