@@ -32,11 +32,19 @@ from lore.core.search.manifest import Manifest, Signature
 from lore.core.search.phrase import AdjacentPhrase, whoosh_phrases
 from lore.core.search.query import (
     ANALYZER,
+    MAX_QUERY_TERMS,
+    MAX_QUERY_WORDS,
+    SEARCH_FIELDS,
     analyse,
     body_terms,
     build_simple_query,
+    phrases_in_text_fields,
+    plain_words,
     prefer_union_matchers,
     stem_word,
+    term_lookups,
+    typed_query,
+    words_query,
 )
 from lore.core.search.ranking import top_hits
 from lore.core.search.scoring import TableBM25F
@@ -45,6 +53,11 @@ from lore.core.search.terms import memo_term_lookups
 from lore.errors import VaultError
 
 MERGE_AT_SEGMENTS = 4
+# Pasted text is searched by its rarest words among the first PASTED_WORDS_READ, as many as
+# fit PASTED_POSTINGS (the rarest always): pasted code is mostly `self`, `return` and
+# `import`, words nearly every note of code holds, and its rare names are what find its note.
+PASTED_WORDS_READ = 256
+PASTED_POSTINGS = 20_000
 _FIELD_SYNTAX = re.compile(r"\b(tag|tags|title):", re.IGNORECASE)
 _ODD_SYNTAX = re.compile(r"[\[\]{}()^~*?\\]|\b(?:AND|OR|NOT|TO)\s*$|^\s*(?:AND|OR|NOT)\b")
 
@@ -132,9 +145,9 @@ def _is_null(query: Query) -> bool:
     return query is NullQuery or isinstance(query, type(NullQuery))
 
 
-def _plain_terms(query: str) -> str:
+def _plain_words(query: str) -> list[str]:
     """The words of a query with every piece of syntax removed: the fallback parse."""
-    return " ".join(re.findall(r"\w+", _FIELD_SYNTAX.sub(" ", query)))
+    return plain_words(_FIELD_SYNTAX.sub(" ", query))
 
 
 def _odd_syntax(query: str) -> bool:
@@ -445,32 +458,53 @@ class NoteIndex:
 
     def _query_parser(self) -> qparser.MultifieldParser:
         if self._parser is None:
+            # Only the searched fields can be named (`tag:`, `title:`): `path:`, `id:` or
+            # `status:` in a pasted line are words, as they are to the person who pasted it.
+            full = _schema()
             parser = qparser.MultifieldParser(
-                ["title", "tags", "body"],
-                _schema(),
+                list(SEARCH_FIELDS),
+                Schema(**{name: full[name] for name in SEARCH_FIELDS}),
                 group=qparser.OrGroup,
                 phraseclass=AdjacentPhrase,
             )
             parser.add_plugin(qparser.FieldAliasPlugin({"tags": ["tag"]}))
-            parser.remove_plugin_class(qparser.WildcardPlugin)
+            # What a person rarely types on purpose and often pastes (`[...]`, `x*`, `*:*`)
+            # would stand for every term it covers: those characters are read as words.
+            for plugin in (qparser.WildcardPlugin, qparser.RangePlugin, qparser.EveryPlugin):
+                parser.remove_plugin_class(plugin)
             self._parser = parser
         return self._parser
 
     def parse(self, text: str) -> Query:
+        """The query `text` asks for; it never looks up more than MAX_QUERY_TERMS terms."""
         return prefer_union_matchers(self._parse(text))
 
     def _parse(self, text: str) -> Query:
+        if not typed_query(text):
+            return words_query(self._rarest_words(plain_words(text, PASTED_WORDS_READ)))
         simple = build_simple_query(text)
         if simple is not None:
             return simple
-        parser = self._query_parser()
         try:
-            query = parser.parse(text)
-        except Exception:
-            query = parser.parse(_plain_terms(text))
-        if query is None or _is_null(query):
-            query = parser.parse(_plain_terms(text))
-        return query
+            query = self._query_parser().parse(text)
+        except Exception:  # whoosh's parser trips on some runs of operators (`NOT NOT … x`)
+            query = None
+        if query is None or _is_null(query) or term_lookups(query) > MAX_QUERY_TERMS:
+            return words_query(_plain_words(text))
+        return phrases_in_text_fields(query)
+
+    def _rarest_words(self, words: list[str]) -> list[str]:
+        """The rarest of `words` that fit PASTED_POSTINGS, at most MAX_QUERY_WORDS, in order."""
+        frequency = self.document_frequency(words)
+        held = sorted((word for word in words if frequency[word]), key=frequency.__getitem__)
+        kept: set[str] = set()
+        spent = 0
+        for word in held[:MAX_QUERY_WORDS]:
+            if kept and spent + frequency[word] > PASTED_POSTINGS:
+                break
+            kept.add(word)
+            spent += frequency[word]
+        return [word for word in words if word in kept]
 
     def search(
         self,
@@ -530,14 +564,15 @@ class NoteIndex:
             )
 
         query = request.query
-        plain = _plain_terms(request.text)
         with memo_term_lookups(searcher) if fast else nullcontext():
             top = ranked(query)
             # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
             # words alone are what the user most likely meant.
-            if not top and plain and _odd_syntax(request.text):
-                query = self.parse(plain)
-                top = ranked(query)
+            if not top and _odd_syntax(request.text):
+                plain = _plain_words(request.text)
+                if plain:
+                    query = prefer_union_matchers(words_query(plain))
+                    top = ranked(query)
         # An index with no documents has no columns to read hits from.
         if not top:
             return []

@@ -1,9 +1,17 @@
-"""Turning what a user types into a whoosh query, quickly for the common shapes.
+"""Turning what a user types into a whoosh query, quickly for the common shapes, and safely.
 
 Most queries are a few words, a "quoted phrase" or `tag:x` / `title:x`. whoosh's query parser
 handles them all but costs most of a millisecond per query; `build_simple_query` builds the very
 same query objects directly and returns None for anything else (operators, brackets,
 wildcards), which then goes to the full parser.
+
+Text a person pastes is not syntax: a line of code is full of brackets, quotes and colons, and
+whoosh would read `[...]` as a range of every term in the index, thousands of term lookups
+for one search. So the only syntax read is what a query is typed with (quoted phrases,
+`tag:`/`title:`, AND/OR/NOT, parentheses, `word^2`); ranges, wildcards and `*:*` are words.
+Text that cannot have been typed as a query (`typed_query`: several lines, or longer than any
+query) is searched as its first MAX_QUERY_WORDS distinct words, and no query looks up more
+than MAX_QUERY_TERMS terms (`term_lookups`).
 """
 
 from __future__ import annotations
@@ -14,7 +22,7 @@ from functools import lru_cache
 
 from whoosh.analysis import StemmingAnalyzer
 from whoosh.lang.porter import stem
-from whoosh.query import Or, Query, Term
+from whoosh.query import And, Every, MultiTerm, NullQuery, Or, Phrase, Query, Term
 
 from lore.core.search.phrase import AdjacentPhrase
 
@@ -27,6 +35,17 @@ _PIECE = re.compile(
 _WORD = re.compile(r"\w+")
 _OPERATORS = {"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE", "TO"}
 _FIELD_ALIASES = {"tag": "tags", "tags": "tags", "title": "title"}
+
+# A query a person types is a few words; past either bound the text was pasted, and it is
+# searched as its first MAX_QUERY_WORDS distinct words with every piece of syntax ignored.
+# (Questions reach the index as at most 56 words, so they stay within both.)
+MAX_QUERY_WORDS = 64
+MAX_TYPED_CHARS = 1_000
+# The most terms one query may look up: each word in three fields. A range or a prefix would
+# stand for every term it covers, so a query holding one is read as words instead.
+MAX_QUERY_TERMS = 3 * MAX_QUERY_WORDS
+# A word as the analyzer's tokenizer reads it: `os.path` is one.
+_TOKEN_WORD = re.compile(r"\w+(?:\.\w+)*")
 
 # The analyzer of the title and body fields: it is also what turns query words into terms.
 ANALYZER = StemmingAnalyzer()
@@ -117,6 +136,78 @@ def build_simple_query(text: str) -> Query | None:
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else Or(parts)
+
+
+def plain_words(text: str, limit: int = MAX_QUERY_WORDS) -> list[str]:
+    """The first `limit` distinct words of `text` (operators and field names too), in order."""
+    words: dict[str, str] = {}
+    for match in _TOKEN_WORD.finditer(text):
+        word = match.group()
+        words.setdefault(word.lower(), word)
+        if len(words) >= limit:
+            break
+    return list(words.values())
+
+
+def typed_query(text: str) -> bool:
+    """Whether `text` could have been typed as a query, so that its syntax is meant: one line
+    (a search box has no line breaks to type), short, and of few words."""
+    return (
+        len(text) <= MAX_TYPED_CHARS
+        and "\n" not in text.strip()
+        and len(plain_words(text, MAX_QUERY_WORDS + 1)) <= MAX_QUERY_WORDS
+    )
+
+
+def words_query(words: list[str]) -> Query:
+    """Each word looked up in the title, the tags and the body, OR'ed, as the parser reads
+    plain words; no word is syntax (`NOT` is a word), and no words is NullQuery. Words past
+    MAX_QUERY_TERMS lookups are left out."""
+    parts: list[Query] = []
+    lookups = 0
+    for word in words:
+        terms = analyse(word)
+        looked_up: list[Query] = [Term("title", term) for term in terms]
+        looked_up.append(Term("tags", word.lower()))
+        looked_up.extend(Term("body", term) for term in terms)
+        lookups += len(looked_up)
+        if lookups > MAX_QUERY_TERMS:
+            break
+        parts.append(Or(looked_up) if len(looked_up) > 1 else looked_up[0])
+    if not parts:
+        return NullQuery
+    return parts[0] if len(parts) == 1 else Or(parts)
+
+
+def term_lookups(query: Query) -> int:
+    """How many terms `query` looks up: one a term, one a word of a phrase. A range, prefix,
+    wildcard or `*:*` counts as more than MAX_QUERY_TERMS, whatever the index holds."""
+    count = 0
+    for leaf in query.leaves():
+        if isinstance(leaf, (MultiTerm, Every)):
+            return MAX_QUERY_TERMS + 1
+        count += sum(1 for _ in leaf.terms(phrases=True))
+    return count
+
+
+def phrases_in_text_fields(query: Query) -> Query:
+    """`query` with each phrase outside the title and body made its terms, all required.
+
+    The tags keep no word positions, and whoosh raises on a phrase there; the parser writes
+    one for a quoted phrase with a comma in it (`"time, ctime"`), as the tags split at commas.
+    """
+
+    def unplaced(node: Query) -> bool:
+        return isinstance(node, Phrase) and node.fieldname not in TEXT_FIELDS
+
+    def as_terms(node: Query) -> Query:
+        if not unplaced(node):
+            return node
+        return And([Term(node.fieldname, word, boost=node.boost) for word in node.words])
+
+    if not any(unplaced(leaf) for leaf in query.leaves()):
+        return query
+    return query.accept(as_terms)
 
 
 def prefer_union_matchers(query: Query) -> Query:
