@@ -113,6 +113,16 @@ class UISettings(StrictModel):
     theme: str | None = None
 
 
+class McpSettings(StrictModel):
+    """What `lore mcp` lets a connected agent do beyond reading."""
+
+    # Folders the ingest tool may read files from (relative ones are inside the vault);
+    # none by default, so an agent cannot have Lore read a file the person did not offer.
+    ingest_roots: list[str] = Field(default_factory=list)
+    # The longest body propose_note accepts, in characters.
+    max_body_chars: int = Field(default=20_000, gt=0)
+
+
 class LoreConfig(StrictModel):
     vault: VaultSettings = Field(default_factory=VaultSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
@@ -122,6 +132,7 @@ class LoreConfig(StrictModel):
     ask: AskSettings = Field(default_factory=AskSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
     ui: UISettings = Field(default_factory=UISettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
     keymap: dict[str, str] = Field(default_factory=dict)
 
 

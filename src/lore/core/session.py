@@ -486,5 +486,83 @@ class LoreSession:
 
         return examine(self.vault, fix=fix)
 
+    # -- serving other programs (the MCP server) ---------------------------------------------
+
+    def as_actor(self, actor: str) -> LoreSession:
+        """Another session on this vault and provider that acts as `actor` in the audit log
+        and asks in a conversation of its own: what each client of a server is given."""
+        return LoreSession(self.vault, self._provider, actor=actor)
+
+    def record_submission(self, report: IngestReport, details: Iterable[str] = ()) -> None:
+        """Audit that `self.actor` submitted the sources of `report`. The gates' verdicts
+        on each claim are audited by the ingest itself; this line says who asked for it."""
+        from lore.core.audit import AuditEntry, AuditLog
+
+        if report.dry_run:
+            return
+        entries = [
+            AuditEntry(
+                claim_id=",".join(source.held_ids),
+                source=source.uri or source.target,
+                gate="submitted",
+                verdict=source.outcome,
+                reasons=[
+                    *details,
+                    f"{source.admitted} admitted, {source.merged} merged, {source.held} held",
+                ],
+                actor=self.actor,
+            )
+            for source in report.sources
+        ]
+        AuditLog(self.vault).append_many(entries)
+        self.wrote(("audit",))
+
+    def secret_path(self, name: str) -> Path:
+        """Where the secret `name` is kept: under `.lore/`, which is never shared or synced."""
+        if not name or "/" in name or name.startswith("."):
+            raise ValueError(f"not a secret's file name: {name!r}")
+        return self.vault.layout.state / name
+
+    def keep_secret(self, name: str, make: Callable[[], str]) -> str:
+        """The secret `name` (a bearer token), made with `make()` on first use.
+
+        Made under the vault lock and written atomically, readable by this user alone, so
+        two processes starting at once agree on one value.
+        """
+        import os
+
+        from lore.core.storage import atomic_write_stream
+        from lore.errors import VaultError
+
+        path = self.secret_path(name)
+
+        def kept() -> str | None:
+            try:
+                text = path.read_text(encoding="utf-8").strip()
+            except FileNotFoundError:
+                return None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise VaultError(f"cannot read {path}: {exc}") from None
+            if text and path.stat().st_mode & 0o077:
+                os.chmod(path, 0o600)
+            return text or None
+
+        found = kept()
+        if found is not None:
+            return found
+        self.ensure_writable()
+        with self.vault.lock():
+            found = kept()
+            if found is None:
+                made = make().strip()
+
+                def write(handle: Any) -> None:
+                    os.fchmod(handle.fileno(), 0o600)
+                    handle.write(made + "\n")
+
+                atomic_write_stream(path, write)
+                found = made
+        return found
+
 
 __all__ = ["LoreSession"]
