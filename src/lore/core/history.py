@@ -169,12 +169,43 @@ class TurnMatcher:
 
     def line_may_match(self, line: bytes) -> bool:
         """`may_match` for one line, closer: a word with accents is looked for whole."""
-        if not self.may_match(line):
-            return False
+        return self.may_match(line) and self._line_terms_in(line)
+
+    def _line_terms_in(self, line: bytes) -> bool:
         if not self._line_terms:
             return True
         text = line.decode("utf-8", "replace").casefold()
         return all(term in text for term in self._line_terms)
+
+    def lines_that_may_match(self, offset: int, block: bytes) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) of the lines of `block` (read at `offset`) that may match, last first.
+
+        Only lines holding the most telling raw term are looked at, found by searching the
+        lower-cased block for it: a common word costs a search, not a test of every line.
+        """
+        lowered = block.lower()
+        if not all(term in lowered for term in self._raw_terms):
+            return
+        if not self._raw_terms:
+            for start, line in _lines_backwards(offset, block):
+                if self._line_terms_in(line):
+                    yield start, line
+            return
+        first, rest = self._raw_terms[0], self._raw_terms[1:]
+        end = len(lowered)
+        while True:
+            found = lowered.rfind(first, 0, end)
+            if found < 0:
+                return
+            start = lowered.rfind(b"\n", 0, found) + 1
+            stop = lowered.find(b"\n", found)
+            stop = len(lowered) if stop < 0 else stop + 1
+            candidate = lowered[start:stop]
+            if all(term in candidate for term in rest):
+                line = block[start:stop]
+                if self._line_terms_in(line):
+                    yield offset + start, line
+            end = start
 
     def matches(self, turn: Turn) -> bool:
         text = f"{turn.question}\n{turn.resolved_question}\n{turn.answer}".casefold()
@@ -271,11 +302,7 @@ class HistoryStore:
         for offset, block in iter_blocks_backwards(self.path):
             if cancelled is not None and cancelled():
                 return
-            if not matcher.may_match(block):
-                continue
-            for _, line in _lines_backwards(offset, block):
-                if not matcher.line_may_match(line):
-                    continue
+            for _, line in matcher.lines_that_may_match(offset, block):
                 turn = decode_turn(line)
                 if turn is not None and matcher.matches(turn):
                     yield turn
@@ -309,13 +336,7 @@ class HistoryStore:
                 return page
             page.scanned_bytes += len(block)
             page.resume_before = offset
-            if not matcher.may_match(block):
-                if page.scanned_bytes >= budget_bytes:
-                    return page
-                continue
-            for line_offset, line in _lines_backwards(offset, block):
-                if not matcher.line_may_match(line):
-                    continue
+            for line_offset, line in matcher.lines_that_may_match(offset, block):
                 turn = decode_turn(line)
                 if turn is not None and matcher.matches(turn):
                     page.hits.append(turn)
