@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import html
 import re
 import unicodedata
@@ -109,17 +110,25 @@ _INSTRUCTION_PATTERNS = [
     r"\bnuove\s+istruzioni\s*:",
     r"\bnon\s+dire\s+nulla\s+all['’]utente",
 ]
-INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS), re.IGNORECASE)
-# The same patterns without IGNORECASE, for text already lower-cased: several times faster.
-_INSTRUCTION_LOWER = re.compile("|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS))
+
+
+@functools.cache
+def _instruction_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The instruction patterns as one expression ignoring case, and the same without
+    IGNORECASE for text already lower-cased (several times faster). Compiled on first use:
+    they take most of 15 ms, which the app and the quarantine commands would otherwise pay
+    at start-up for a module they import without sanitising anything."""
+    joined = "|".join(f"(?:{p})" for p in _INSTRUCTION_PATTERNS)
+    return re.compile(joined, re.IGNORECASE), re.compile(joined)
 
 
 def find_instructions(text: str) -> list[tuple[int, int]]:
     """Spans of instructions aimed at an AI in `text`."""
+    any_case, lower_case = _instruction_patterns()
     lowered = text.lower()
-    pattern = _INSTRUCTION_LOWER if len(lowered) == len(text) else INSTRUCTION
-    subject = lowered if pattern is _INSTRUCTION_LOWER else text
-    return [match.span() for match in pattern.finditer(subject)]
+    if len(lowered) == len(text):
+        return [match.span() for match in lower_case.finditer(lowered)]
+    return [match.span() for match in any_case.finditer(text)]
 
 
 _ALLOWED_JOINER_NEIGHBOURS = re.compile("[^\\w\\s]|[^\\x00-\\u024f]")
@@ -332,7 +341,7 @@ def scan(text: str) -> list[Flag]:
     # Instructions are looked for in the text as a reader would see it once the invisible
     # characters are gone, so "ig\u200bnore" cannot slip through.
     visible, positions = _without_invisible(text)
-    for match in INSTRUCTION.finditer(visible):
+    for match in _instruction_patterns()[0].finditer(visible):
         if quoted_mention(visible, *match.span()):
             continue
         start, end = positions[match.start()], positions[match.end() - 1] + 1
