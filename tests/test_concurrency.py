@@ -10,6 +10,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from lore.core.storage import iter_records
 from lore.core.vault import Vault, init_vault
 
@@ -239,3 +241,21 @@ def test_a_lock_held_too_long_is_one_clear_error(tmp_path: Path) -> None:
         assert time.monotonic() - started < 2
     with waiter.hold():
         pass  # free again once the holder lets go
+
+
+def test_a_note_written_while_the_index_opens_stays_in_it(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening lists the notes before it takes the lock; one written by another process in
+    that moment must not be taken for a note removed."""
+    vault.create_note("Comet Halley", "A periodic comet.")
+    other = Vault.open(vault.root)
+    real_scan = other.scan_note_files
+    before_the_write = real_scan()
+    vault.create_note("Comet Encke", "The shortest period of any known comet.")
+    scans = iter([before_the_write])
+    monkeypatch.setattr(other, "scan_note_files", lambda: next(scans, None) or real_scan())
+    try:
+        assert [hit.title for hit in other.index.search("Encke", limit=5)] == ["Comet Encke"]
+    finally:
+        other.close()

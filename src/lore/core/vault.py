@@ -7,11 +7,12 @@ the lock) lives under `.lore/`.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -31,6 +32,7 @@ from lore.core.notes import (
 from lore.core.search import FileStat, NoteIndex, ReconcileReport
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_bytes, atomic_write_text
+from lore.core.versioning.recorder import GITIGNORE, Operation, VaultVersions, start_versioning
 from lore.errors import (
     AmbiguousNote,
     NoteExists,
@@ -44,8 +46,6 @@ from lore.paths import CONFIG_FILE_NAME
 
 NOTE_SUFFIXES = (".md", ".markdown")
 _BINARY_PROBE_BYTES = 8192
-
-GITIGNORE = "# Derived state: Lore rebuilds it whenever it is missing.\n.lore/\n"
 
 
 @dataclass(frozen=True)
@@ -132,6 +132,9 @@ def init_vault(root: Path, name: str | None = None) -> Path:
             atomic_write_text(gitignore, GITIGNORE)
     except OSError as exc:
         raise VaultError(f"cannot create a vault in {root}: {exc.strerror}") from None
+    # A vault git cannot version still works; `lore init` says why it is not versioned.
+    with contextlib.suppress(VaultError):
+        start_versioning(root, name or root.name or "Lore")
     return root
 
 
@@ -163,6 +166,9 @@ class Vault:
         self.last_reconcile: ReconcileReport | None = None
         # Why the index was opened read-only (a full or read-only disk), or None.
         self.index_read_only: str | None = None
+        # Who the commits of this vault's operations name when an operation names no one.
+        self.actor = "user"
+        self.versions = VaultVersions(self)
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -186,6 +192,21 @@ class Vault:
 
     def lock(self) -> AbstractContextManager[None]:
         return self._lock.hold()
+
+    def operation(
+        self,
+        name: str,
+        *,
+        summary: str = "",
+        actor: str | None = None,
+        hold_lock: bool = True,
+        adopt: Iterable[str] = (),
+    ) -> AbstractContextManager[Operation]:
+        """One operation that writes: under the vault lock, then one commit of what it wrote
+        (see lore.core.versioning). Operations begun inside it fold into it."""
+        return self.versions.operation(
+            name, actor=actor or self.actor, summary=summary, hold_lock=hold_lock, adopt=adopt
+        )
 
     def ensure_writable(self) -> None:
         if not os.access(self.root, os.W_OK):
@@ -330,7 +351,7 @@ class Vault:
             waited = self._index_opening.acquire(blocking=not self._lock.held_by_this_thread())
             try:
                 if self._index is None:
-                    index, self.last_reconcile = self._open_index(self.scan_note_files())
+                    index, self.last_reconcile = self._open_index()
                     for relpath, reason in self.last_reconcile.skipped.items():
                         self.warnings.append(f"skipped {relpath}: {reason}")
                     self._index = index
@@ -339,7 +360,7 @@ class Vault:
                     self._index_opening.release()
         return self._index
 
-    def _open_index(self, files: list[FileStat]) -> tuple[NoteIndex, ReconcileReport]:
+    def _open_index(self) -> tuple[NoteIndex, ReconcileReport]:
         """Open and update the index; on a disk that takes no writes, open it read-only.
 
         Searching, listing and `doctor` only read: a full or read-only disk must not stop
@@ -348,14 +369,14 @@ class Vault:
         folder = self._index_folder()
         index = NoteIndex(folder, self.load_note)
         try:
-            return index, index.open(files, self.lock)
+            return index, index.open(self.scan_note_files, self.lock)
         except VaultLocked:
             raise
         except (OSError, VaultError) as exc:
             problem = _write_problem(exc)
         index.close()
         index = NoteIndex(folder, self.load_note)
-        report = index.open_read_only(files)
+        report = index.open_read_only(self.scan_note_files())
         self.index_read_only = problem
         self.warnings.append(
             f"the search index could not be updated ({problem}); "
@@ -389,7 +410,7 @@ class Vault:
         if self.index_read_only is not None:
             return self.last_reconcile or ReconcileReport()
         try:
-            self.last_reconcile = self._index.open(self.scan_note_files(), self.lock)
+            self.last_reconcile = self._index.open(self.scan_note_files, self.lock)
         except VaultLocked:
             raise
         except (OSError, VaultError) as exc:
@@ -474,7 +495,7 @@ class Vault:
                 f"{note.path} has broken front matter (line {note.problem_line}); "
                 "fix it by hand first, Lore will not overwrite it"
             )
-        with self.lock():
+        with self.operation("edit", summary=note.title):
             note.updated = utc_now()
             return self._write(note)
 
@@ -493,7 +514,7 @@ class Vault:
         if not title:
             raise UsageError("a note needs a title")
         self.ensure_writable()
-        with self.lock():
+        with self.operation("create", summary=title):
             taken_by = self.title_taken(title)
             if taken_by:
                 raise NoteExists(f"a note titled {title!r} already exists: {taken_by}")
@@ -524,8 +545,9 @@ class Vault:
         if not new_title:
             raise UsageError("the new title is empty")
         self.ensure_writable()
-        with self.lock():
+        with self.operation("rename") as op:
             note = self.find(ref)
+            op.describe(f"{note.title} -> {new_title}")
             if not note.writable:
                 raise VaultError(f"{note.path} has broken front matter; fix it before renaming")
             taken_by = self.title_taken(new_title)
@@ -551,6 +573,7 @@ class Vault:
             if note.path != old_path:
                 self.resolve_inside(old_path).unlink(missing_ok=True)
                 self.index.remove(old_path)
+                op.renamed.append((old_path, note.path))
             for relpath in linking:
                 count = self._relink_file(relpath, old_title, new_title)
                 if count:
@@ -619,8 +642,9 @@ class Vault:
     def remove_note(self, ref: str) -> RemoveResult:
         """Move a note to trash/ (a tombstone copy) and report the notes that linked to it."""
         self.ensure_writable()
-        with self.lock():
+        with self.operation("remove") as op:
             note = self.find(ref)
+            op.describe(note.title)
             source = self.resolve_inside(note.path)
             tombstone = self._keep_in_trash(note.path)
             linked_from = [path for path in self.backlinks(note.title) if path != note.path]
@@ -629,5 +653,6 @@ class Vault:
             return RemoveResult(note=note, tombstone=tombstone, linked_from=linked_from)
 
     def close(self) -> None:
+        self.versions.close()
         if self._index is not None:
             self._index.close()

@@ -248,17 +248,23 @@ class NoteIndex:
         # An index written before the search columns existed is rebuilt once.
         return set(self._index.schema.names()) == set(_schema().names())
 
-    def open(self, files: Iterable[FileStat], under_lock: Callable[[], Any]) -> ReconcileReport:
-        """Open the index and bring it in line with `files`; takes the lock only to write."""
-        stats = list(files)
+    def open(
+        self, scan: Callable[[], Iterable[FileStat]], under_lock: Callable[[], Any]
+    ) -> ReconcileReport:
+        """Open the index and bring it in line with the notes `scan` lists.
+
+        Takes the lock only to write, and lists the notes again once it holds it: a note
+        another process wrote in between would otherwise be taken for one removed.
+        """
         if self._open_existing():
-            report = self._diff(stats)
+            report = self._diff(list(scan()))
             if report.touched == 0:
                 return report
             with under_lock():
                 self.manifest.load()
-                return self._apply(self._diff(stats))
+                return self._apply(self._diff(list(scan())))
         with under_lock():
+            stats = list(scan())
             if self._open_existing():
                 return self._apply(self._diff(stats))
             return self.rebuild(stats)
