@@ -6,11 +6,14 @@ import argparse
 import json
 import os
 import sys
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from lore.core.public import json_for_terminal, visible
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from lore.core.session import LoreSession
 
 # Every command module imports this one to build the parser, before any argument is read:
@@ -20,12 +23,21 @@ if TYPE_CHECKING:
 
 class Context:
     def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self._session: LoreSession | None = None
+
+    # Made when first printed to: a command that prints JSON never loads Rich for them.
+    @cached_property
+    def console(self) -> Console:
         from rich.console import Console
 
-        self.args = args
-        self.console = Console(highlight=False, soft_wrap=False)
-        self.err = Console(stderr=True, highlight=False, soft_wrap=True)
-        self._session: LoreSession | None = None
+        return Console(highlight=False, soft_wrap=False)
+
+    @cached_property
+    def err(self) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=True, highlight=False, soft_wrap=True)
 
     @property
     def session(self) -> LoreSession:
