@@ -19,8 +19,9 @@ package (pip compiles on install); --no-bytecode-cache compiles every module on 
 instead, as happens when PYTHONDONTWRITEBYTECODE=1 and the source has no cache. One warm-up
 run of each process comes first.
 
-Last, one `python -X importtime` run of `lore search` lists the imports that cost most:
-in-process figures, printed beside the whole-process ones, not instead of them.
+Last, one `python -X importtime` run of `lore search` lists the imports that cost most, and
+one of the app lists what it imports before its first screen: in-process figures, printed
+beside the whole-process ones, not instead of them.
 
 Run: .venv/bin/python bench/startup_bench.py [--rounds N] [--only help,search,...]
      [--vault PATH] [--no-bytecode-cache]
@@ -121,42 +122,41 @@ def screen_shown(text: str) -> bool:
     return FOOTER_MARK in text and all(name in text for name in PANE_NAMES)
 
 
+def first_screen(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """Spawn in a pseudo-terminal until the first screen is written: the seconds that took,
+    and everything written to the terminal until then."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SCREEN_LINES, SCREEN_COLUMNS, 0, 0))
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        argv, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+    )
+    os.close(slave)
+    written = b""
+    try:
+        while True:
+            left = SCREEN_TIMEOUT_S - (time.perf_counter() - started)
+            if left <= 0 or child.poll() is not None:
+                shown = ESCAPES.sub(b"", written).decode("utf-8", "replace")
+                raise SystemExit(f"{' '.join(argv)}: no first screen; it showed:\n{shown}")
+            ready, _, _ = select.select([master], [], [], min(left, 0.5))
+            if not ready:
+                continue
+            try:
+                written += os.read(master, 1 << 16)
+            except OSError:  # the child closed the terminal
+                continue
+            if screen_shown(ESCAPES.sub(b"", written).decode("utf-8", "replace")):
+                return time.perf_counter() - started, written.decode("utf-8", "replace")
+    finally:
+        if child.poll() is None:
+            os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        os.close(master)
+
+
 def screen_runner(argv: list[str], env: dict[str, str]) -> Callable[[], float]:
-    """Spawn in a pseudo-terminal until the first screen is written, in seconds."""
-
-    def run() -> float:
-        master, slave = os.openpty()
-        fcntl.ioctl(
-            slave, termios.TIOCSWINSZ, struct.pack("HHHH", SCREEN_LINES, SCREEN_COLUMNS, 0, 0)
-        )
-        started = time.perf_counter()
-        child = subprocess.Popen(
-            argv, env=env, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
-        )
-        os.close(slave)
-        written = b""
-        try:
-            while True:
-                left = SCREEN_TIMEOUT_S - (time.perf_counter() - started)
-                if left <= 0 or child.poll() is not None:
-                    shown = ESCAPES.sub(b"", written).decode("utf-8", "replace")
-                    raise SystemExit(f"{' '.join(argv)}: no first screen; it showed:\n{shown}")
-                ready, _, _ = select.select([master], [], [], min(left, 0.5))
-                if not ready:
-                    continue
-                try:
-                    written += os.read(master, 1 << 16)
-                except OSError:  # the child closed the terminal
-                    continue
-                if screen_shown(ESCAPES.sub(b"", written).decode("utf-8", "replace")):
-                    return time.perf_counter() - started
-        finally:
-            if child.poll() is None:
-                os.kill(child.pid, signal.SIGKILL)
-            child.wait()
-            os.close(master)
-
-    return run
+    return lambda: first_screen(argv, env)[0]
 
 
 # -- the cases -------------------------------------------------------------------------------
@@ -269,15 +269,37 @@ def report(cases: list[Case], rounds: int, cached: bool) -> None:
             )
 
 
+IMPORT_TIME = re.compile(r"import time:\s*(\d+) \|\s*(\d+) \|( *)([\w.]+)")
+
+
+def import_rows(text: str) -> list[tuple[int, int, str]]:
+    """`-X importtime` lines as (own µs, cumulative µs, name indented by depth)."""
+    return [
+        (int(own), int(total), depth + name)
+        for own, total, depth, name in IMPORT_TIME.findall(text)
+    ]
+
+
+def app_imports_report(vault: Path, env: dict[str, str], top: int = 25) -> None:
+    """What the app imports before its first screen, and what each of those imports."""
+    argv = [PYTHON, "-X", "importtime", "-m", "lore", "--vault", str(vault)]
+    _, written = first_screen(argv, env)
+    rows = import_rows(written)
+    shown = [row for row in rows if len(row[2]) - len(row[2].lstrip()) <= 4]
+    print(
+        f"\nIn-process, one start of the app under -X importtime: {len(rows)} modules before the "
+        f"first screen, {sum(own for own, _, _ in rows) / 1000:.0f} ms of imports in all. Those "
+        f"imported while it starts (not by another module) and what they import, slowest first:"
+    )
+    print(f"{'cumulative':>11} {'self':>7}  module")
+    for own, total, name in sorted(shown, key=lambda row: row[1], reverse=True)[:top]:
+        print(f"{total / 1000:>9.1f}ms {own / 1000:>5.1f}ms  {name}")
+
+
 def importtime_report(vault: Path, env: dict[str, str], top: int = 20) -> None:
     argv = [PYTHON, "-X", "importtime", "-m", "lore", "--vault", str(vault), "search", "ocean"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
-    rows: list[tuple[int, int, str]] = []
-    for line in done.stderr.splitlines():
-        if not line.startswith("import time:") or "self [us]" in line:
-            continue
-        own, total, name = line.removeprefix("import time:").split("|")
-        rows.append((int(own), int(total), name.rstrip()))
+    rows = import_rows(done.stderr)
     names = {name.strip() for _, _, name in rows}
     everything = sum(own for own, _, _ in rows)
     print(
@@ -323,6 +345,8 @@ def main() -> None:
         report(cases, args.rounds, pycache is not None)
         if not args.no_importtime:
             importtime_report(vault, env)
+            if only is None or "first screen" in only:
+                app_imports_report(vault, env)
 
 
 if __name__ == "__main__":
