@@ -1,7 +1,8 @@
 """The note index and its search fast path.
 
 `NoteIndex` keeps a vault's notes in a whoosh index and answers searches with `SearchHit`s.
-Everything else in this package is private to it. Names are imported on first use, so a module that only needs one of them (the
+Everything else in this package is private to it, and `whoosh_private` alone reads whoosh's
+own internals. Names are imported on first use, so a module that only needs one of them (the
 stemmer, say) does not pay for opening whoosh's index machinery.
 """
 
