@@ -573,8 +573,8 @@ class NoteIndex:
         with memo_term_lookups(searcher) if fast else nullcontext():
             top = ranked(query)
             # Syntax whoosh accepted but read oddly (`tag:[x`, `a TO}`) finds nothing: the
-            # words alone are what the user most likely meant.
-            if not top and _odd_syntax(request.text):
+            # words alone are what the user most likely meant. (Pasted text was words already.)
+            if not top and typed_query(request.text) and _odd_syntax(request.text):
                 plain = _plain_words(request.text)
                 if plain:
                     query = prefer_union_matchers(words_query(plain))
