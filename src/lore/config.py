@@ -123,6 +123,12 @@ class McpSettings(StrictModel):
     max_body_chars: int = Field(default=20_000, gt=0)
 
 
+class VersioningSettings(StrictModel):
+    # Commit each change Lore makes: unset, yes in a repository `lore init` made and no in
+    # a git repository of your own; true or false decides for either.
+    auto_commit: bool | None = None
+
+
 class LoreConfig(StrictModel):
     vault: VaultSettings = Field(default_factory=VaultSettings)
     search: SearchSettings = Field(default_factory=SearchSettings)
@@ -133,6 +139,7 @@ class LoreConfig(StrictModel):
     history: HistorySettings = Field(default_factory=HistorySettings)
     ui: UISettings = Field(default_factory=UISettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    versioning: VersioningSettings = Field(default_factory=VersioningSettings)
     keymap: dict[str, str] = Field(default_factory=dict)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lore import __version__
-from lore.cli import ask_cmd, chat_cmd, history_cmd, ingest_cmd, mcp_cmd, notes_cmd
+from lore.cli import ask_cmd, chat_cmd, history_cmd, ingest_cmd, mcp_cmd, notes_cmd, versions_cmd
 from lore.cli.common import Context
 from lore.errors import LoreError
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 # Each module adds its subcommands with `register(subparsers)`.
-COMMAND_MODULES = [notes_cmd, chat_cmd, ingest_cmd, ask_cmd, history_cmd, mcp_cmd]
+COMMAND_MODULES = [notes_cmd, chat_cmd, ingest_cmd, ask_cmd, history_cmd, mcp_cmd, versions_cmd]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lore.cli import versions_cmd
 from lore.cli.common import Context, print_json, read_text_argument
 from lore.errors import UsageError
 from lore.rich_display import highlighted, linked, plain
@@ -69,6 +70,7 @@ def register(subparsers: Any) -> None:
     remove.add_argument("ref", metavar="TITLE")
     remove.add_argument("--json", action="store_true", help="print JSON")
     remove.set_defaults(func=cmd_notes_rm)
+    versions_cmd.register_note_commands(notes_sub, show)
 
     search = subparsers.add_parser(
         "search",
@@ -173,6 +175,7 @@ def cmd_init(ctx: Context) -> int:
 
     root = LoreSession.create(Path(ctx.args.path), ctx.args.name)
     ctx.console.print(Text.assemble("Vault ready at ", plain(str(root), "bold")))
+    versions_cmd.print_versioning(ctx, root)
     ctx.console.print(
         plain("Add notes with: lore --vault " + shlex.quote(str(root)) + " notes new TITLE")
     )
@@ -292,6 +295,7 @@ def cmd_notes_edit(ctx: Context) -> int:
     except FileNotFoundError:
         raise UsageError(f"editor {command[0]!r} not found; set $EDITOR") from None
     report = session.reconcile()
+    versions_cmd.record_edit(session, note)
     if result.returncode != 0:
         ctx.err.print(f"lore: the editor exited with status {result.returncode}")
         return 1

@@ -14,6 +14,10 @@ from lore.core.storage import append_raw, encode_record, iter_records
 from lore.core.vault import Vault
 from lore.errors import UsageError
 
+# The record written after each operation's commit: it names the commit, and the operation's
+# other records carry the same operation id, so each of them can tell its commit too.
+COMMIT_GATE = "version"
+
 
 @dataclass
 class AuditEntry:
@@ -24,9 +28,12 @@ class AuditEntry:
     reasons: list[str] = field(default_factory=list)
     actor: str = "lore"
     time: str = field(default_factory=utc_now)
+    # The operation that wrote the record, and the commit it was recorded in.
+    operation: str = ""
+    commit: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        record = {
             "time": self.time,
             "claim_id": self.claim_id,
             "source": self.source,
@@ -35,6 +42,11 @@ class AuditEntry:
             "reasons": list(self.reasons),
             "actor": self.actor,
         }
+        if self.operation:
+            record["operation"] = self.operation
+        if self.commit:
+            record["commit"] = self.commit
+        return record
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AuditEntry:
@@ -47,6 +59,8 @@ class AuditEntry:
             reasons=[str(reason) for reason in reasons] if isinstance(reasons, list) else [],
             actor=str(data.get("actor", "")),
             time=str(data.get("time", "")),
+            operation=str(data.get("operation", "")),
+            commit=str(data.get("commit", "")),
         )
 
 
@@ -86,15 +100,29 @@ class AuditLog:
         """All entries in one write: a batch costs one fsync, and each line is whole."""
         if not entries:
             return
+        operation = self.vault.versions.current()
+        if operation is not None:
+            for entry in entries:
+                entry.operation = entry.operation or operation.id
         data = b"".join(encode_record(entry.to_dict()) for entry in entries)
         with self.vault.lock():
             append_raw(self.path, data)
 
-    def read(self, since: str | None = None) -> list[AuditEntry]:
+    def read(self, since: str | None = None, *, commits: bool = False) -> list[AuditEntry]:
+        """The entries, each with the commit of its operation once that was made; the
+        records of the commits themselves only when `commits` is set."""
         start = parse_since(since) if since else None
         entries = []
+        committed: dict[str, str] = {}
         for record in iter_records(self.path):
             entry = AuditEntry.from_dict(record)
+            if entry.gate == COMMIT_GATE:
+                committed[entry.operation] = entry.commit
+                if not commits:
+                    continue
             if start is None or entry.time >= start:
                 entries.append(entry)
+        for entry in entries:
+            if not entry.commit and entry.operation:
+                entry.commit = committed.get(entry.operation, "")
         return entries

@@ -418,18 +418,27 @@ def compact(
         report, new_state = _plan(vault, store, state, provider, dry_run=False)
         if new_state is None:
             return report
-        with vault.lock():
+        with vault.operation("compact", actor="lore", summary=_summary(report)):
             if _fingerprint(MemoryStore(vault).state()) != _fingerprint(state):
                 report.compacted = False
                 report.reason = "another compaction changed the archive first; nothing was written"
                 return report
             store.save(new_state)
         return report
-    with vault.lock() if not dry_run else contextlib.nullcontext():
+    recording = (
+        vault.operation("compact", actor="lore") if not dry_run else contextlib.nullcontext()
+    )
+    with recording as operation:
         report, new_state = _plan(vault, store, store.state(), None, dry_run=dry_run)
-        if new_state is not None and not dry_run:
+        if new_state is not None and operation is not None:
             store.save(new_state)
+            operation.describe(_summary(report))
         return report
+
+
+def _summary(report: CompactionReport) -> str:
+    """What the commit of a compaction says it did."""
+    return f"{report.turns_covered} turns folded into memory"
 
 
 def _fingerprint(state: MemoryState) -> tuple[object, ...]:

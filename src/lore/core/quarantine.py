@@ -329,13 +329,13 @@ class Quarantine:
         actor: str = "user",
     ) -> Promotion:
         """As `promote`, also saying how many hidden characters were left out of the note."""
-        with self.vault.lock():
+        with self.vault.operation("promote", actor=actor, summary=f"claim {claim_id}"):
             return self._promote([self.get(claim_id)], trust=trust, text=text, actor=actor)
 
     def promote_source_and_report(
         self, uri: str, *, trust: TrustLevel | None = None, actor: str = "user"
     ) -> Promotion:
-        with self.vault.lock():
+        with self.vault.operation("promote", actor=actor, summary=f"the claims held from {uri}"):
             return self._promote(self.for_source(uri), trust=trust, text=None, actor=actor)
 
     def _promote(
@@ -392,13 +392,13 @@ class Quarantine:
         return Promotion([change.path for change in changes], sum(removed.values()))
 
     def reject(self, claim_id: str, *, reason: str = "", actor: str = "user") -> HeldClaim:
-        with self.vault.lock():
+        with self.vault.operation("reject", actor=actor, summary=f"claim {claim_id}"):
             return self._reject([self.get(claim_id)], reason=reason, actor=actor)[0]
 
     def reject_source(
         self, uri: str, *, reason: str = "", actor: str = "user"
     ) -> builtins.list[HeldClaim]:
-        with self.vault.lock():
+        with self.vault.operation("reject", actor=actor, summary=f"the claims held from {uri}"):
             return self._reject(self.for_source(uri), reason=reason, actor=actor)
 
     def _reject(
@@ -465,11 +465,12 @@ class Quarantine:
 
     def undo(self, actor: str = "user") -> dict[str, Any]:
         """Reverse the last promotion or rejection not yet undone; returns what was undone."""
-        with self.vault.lock():
+        with self.vault.operation("undo", actor=actor) as operation:
             self.vault.ensure_writable()
             action = self._last_action()
             if action is None:
                 raise QuarantineError("nothing to undo")
+            operation.describe(f"the last {action.get('action')}")
             for note in action.get("notes") or []:
                 path = self.vault.resolve_inside(str(note["path"]))
                 if note.get("before") is None:

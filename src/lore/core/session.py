@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from lore.core.quarantine import HeldClaim, Promotion, Quarantine
     from lore.core.trust_rules import TrustChange
     from lore.core.turns import Turn
+    from lore.core.versioning import LoggedOperation, NoteAtVersion, NoteVersion, RestoreResult
 
 
 class LoreSession:
@@ -262,7 +264,8 @@ class LoreSession:
     def save_answer(self, turn: Turn, *, title: str | None = None) -> dict[str, Any]:
         from lore.core.ask import save_answer
 
-        data = save_answer(self.vault, turn, title=title)
+        with self._acting():
+            data = save_answer(self.vault, turn, title=title)
         self.wrote(("notes", "quarantine", "audit"))
         return data
 
@@ -333,17 +336,20 @@ class LoreSession:
         return self.vault.backlinks(title)
 
     def create_note(self, title: str, **fields: Any) -> Note:
-        note = self.vault.create_note(title, **fields)
+        with self._acting():
+            note = self.vault.create_note(title, **fields)
         self.wrote(("notes",))
         return note
 
     def rename_note(self, ref: str, new_title: str) -> Any:
-        result = self.vault.rename_note(ref, new_title)
+        with self._acting():
+            result = self.vault.rename_note(ref, new_title)
         self.wrote(("notes",))
         return result
 
     def remove_note(self, ref: str) -> Any:
-        result = self.vault.remove_note(ref)
+        with self._acting():
+            result = self.vault.remove_note(ref)
         self.wrote(("notes",))
         return result
 
@@ -376,15 +382,16 @@ class LoreSession:
         with the session's model."""
         from lore.core.ingest import ingest
 
-        report = ingest(
-            self.vault,
-            targets,
-            trust=trust,
-            recursive=recursive,
-            dry_run=dry_run,
-            provider=None if dry_run else self._background_provider(),
-            progress=progress,
-        )
+        with self._acting():
+            report = ingest(
+                self.vault,
+                targets,
+                trust=trust,
+                recursive=recursive,
+                dry_run=dry_run,
+                provider=None if dry_run else self._background_provider(),
+                progress=progress,
+            )
         if not dry_run:
             self.wrote(("notes", "quarantine", "audit"))
         return report
@@ -395,15 +402,16 @@ class LoreSession:
         """File `text` as if it were a document at `uri`, through the same gates."""
         from lore.core.ingest import ingest_text
 
-        report = ingest_text(
-            self.vault,
-            text,
-            uri=uri,
-            title=title,
-            trust=trust,
-            provider=None if dry_run else self._background_provider(),
-            dry_run=dry_run,
-        )
+        with self._acting():
+            report = ingest_text(
+                self.vault,
+                text,
+                uri=uri,
+                title=title,
+                trust=trust,
+                provider=None if dry_run else self._background_provider(),
+                dry_run=dry_run,
+            )
         if not dry_run:
             self.wrote(("notes", "quarantine", "audit"))
         return report
@@ -478,6 +486,50 @@ class LoreSession:
 
         chosen = turns if turns is not None else self.history.iter_turns()
         return export_turns(chosen, target, fmt)  # type: ignore[arg-type]
+
+    # -- versions ----------------------------------------------------------------------------
+
+    def _acting(self) -> AbstractContextManager[None]:
+        """The commits of the operations run meanwhile name this session's actor."""
+        return self.vault.versions.acting_as(self.actor)
+
+    def recent_operations(self, limit: int = 20) -> list[LoggedOperation]:
+        """The latest commits to the vault, newest first (runs git: off the event loop)."""
+        from lore.core.versioning import recent_operations
+
+        return recent_operations(self.vault, limit)
+
+    def note_versions(self, ref: str) -> list[NoteVersion]:
+        """Every version of the note `ref` names, a removed one too, newest first."""
+        from lore.core.versioning import note_versions
+
+        return note_versions(self.vault, ref)
+
+    def note_at(self, ref: str, rev: str) -> NoteAtVersion:
+        """The note as it was in version `rev` (a commit id from `note_versions`)."""
+        from lore.core.versioning import note_at
+
+        return note_at(self.vault, ref, rev)
+
+    def restore_note(self, ref: str, rev: str) -> RestoreResult:
+        """Bring the note back as it was in `rev`: one commit; the replaced text to trash/."""
+        from lore.core.versioning import restore_note
+
+        result = restore_note(self.vault, ref, rev, actor=self.actor)
+        self.wrote(("notes",))
+        return result
+
+    def record_edit(self, note: Note) -> str | None:
+        """Commit what the person's editor saved to `note` as their edit of it."""
+        from lore.core.versioning import record_edit
+
+        return record_edit(self.vault, note.path, note.title, actor=self.actor)
+
+    def describe_versioning(self) -> str:
+        """One line: whether and how the vault is versioned."""
+        from lore.core.versioning import describe_versioning
+
+        return describe_versioning(self.vault)
 
     # -- health ------------------------------------------------------------------------------
 

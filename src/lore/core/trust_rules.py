@@ -107,7 +107,8 @@ def retier(vault: Vault, *, dry_run: bool = False, actor: str = "user") -> list[
 
     rules = TrustRules.load(vault.layout.trust_rules)
     changes: list[TrustChange] = []
-    with vault.lock():
+    summary = "trust_rules.yaml applied to the notes filed from sources"
+    with vault.lock() if dry_run else vault.operation("retier", actor=actor, summary=summary):
         for note in vault.iter_notes():
             origin = note.extra.get("origin")
             if (

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from lore.config import CONFIG_TEMPLATE, LoreConfig, TrustLevel, load_config
 from lore.core.links import link_key, link_targets, rewrite_links
@@ -29,7 +30,6 @@ from lore.core.notes import (
     split_front_matter,
     utc_now,
 )
-from lore.core.search import FileStat, NoteIndex, ReconcileReport
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_bytes, atomic_write_text
 from lore.core.versioning.recorder import GITIGNORE, Operation, VaultVersions, start_versioning
@@ -43,6 +43,11 @@ from lore.errors import (
     VaultNotFound,
 )
 from lore.paths import CONFIG_FILE_NAME
+
+if TYPE_CHECKING:
+    # Imported where the index is opened: they load whoosh, which the app's first screen and
+    # the commands that never search do not need.
+    from lore.core.search import FileStat, NoteIndex, ReconcileReport
 
 NOTE_SUFFIXES = (".md", ".markdown")
 _BINARY_PROBE_BYTES = 8192
@@ -205,7 +210,11 @@ class Vault:
         """One operation that writes: under the vault lock, then one commit of what it wrote
         (see lore.core.versioning). Operations begun inside it fold into it."""
         return self.versions.operation(
-            name, actor=actor or self.actor, summary=summary, hold_lock=hold_lock, adopt=adopt
+            name,
+            actor=actor or self.versions.acting() or self.actor,
+            summary=summary,
+            hold_lock=hold_lock,
+            adopt=adopt,
         )
 
     def ensure_writable(self) -> None:
@@ -366,6 +375,8 @@ class Vault:
         Searching, listing and `doctor` only read: a full or read-only disk must not stop
         them because bringing the index up to date could not be written.
         """
+        from lore.core.search import NoteIndex
+
         folder = self._index_folder()
         index = NoteIndex(folder, self.load_note)
         try:
@@ -403,6 +414,8 @@ class Vault:
 
     def reconcile(self) -> ReconcileReport:
         """Pick up changes other processes or editors made since the index was opened."""
+        from lore.core.search import ReconcileReport
+
         if self._index is None:
             _ = self.index
             assert self.last_reconcile is not None
@@ -423,6 +436,8 @@ class Vault:
         return self.last_reconcile
 
     def reindex(self) -> ReconcileReport:
+        from lore.core.search import NoteIndex
+
         with self.lock():
             index = NoteIndex(self._index_folder(), self.load_note)
             report = index.rebuild(self.scan_note_files())

@@ -8,6 +8,7 @@ finishes the job; an unchanged, recorded source does no work at all.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -364,34 +365,40 @@ def ingest(
         if progress:
             progress(IngestEvent("done", len(planned), len(report.sources), outcome))
 
-    completed = False
-    try:
-        for group in _batches(planned):
-            prefetched: SourceDocument | None = None
-            if len(group) == 1 and isinstance(group[0][1], str):
-                # A URL is fetched before the lock is taken: other Lore processes need not
-                # wait for a slow server.
-                try:
-                    prefetched = session.read(group[0][1])
-                except SourceError as exc:
-                    one_failed = SourceOutcome(group[0][0], "failed", reasons=[exc.reason])
-                    report.sources.append(one_failed)
-                    if progress:
-                        progress(IngestEvent("done", len(planned), len(report.sources), one_failed))
-                    continue
-            # Local files are read, gated and filed a batch at a time under the lock, and
-            # written together: one sync per batch instead of several per source.
-            with vault.lock():
-                for label, what in group:
-                    one(label, what, prefetched)
-                session.commit()
-        completed = True
-    finally:
-        session.close()
-        if not completed:
-            Catalog.forget(vault)
-        if not dry_run:
-            vault.reconcile()
+    # One commit for the whole run; the lock is still taken a batch at a time.
+    recording = contextlib.nullcontext() if dry_run else vault.operation("ingest", hold_lock=False)
+    with recording:
+        completed = False
+        try:
+            for group in _batches(planned):
+                prefetched: SourceDocument | None = None
+                if len(group) == 1 and isinstance(group[0][1], str):
+                    # A URL is fetched before the lock is taken: other Lore processes need not
+                    # wait for a slow server.
+                    try:
+                        prefetched = session.read(group[0][1])
+                    except SourceError as exc:
+                        one_failed = SourceOutcome(group[0][0], "failed", reasons=[exc.reason])
+                        report.sources.append(one_failed)
+                        if progress:
+                            progress(
+                                IngestEvent("done", len(planned), len(report.sources), one_failed)
+                            )
+                        continue
+                # Local files are read, gated and filed a batch at a time under the lock, and
+                # written together: one sync per batch instead of several per source.
+                with vault.lock():
+                    for label, what in group:
+                        one(label, what, prefetched)
+                    session.commit()
+            completed = True
+        finally:
+            describe_run(vault, report)
+            session.close()
+            if not completed:
+                Catalog.forget(vault)
+            if not dry_run:
+                vault.reconcile()
     report.elapsed_s = time.perf_counter() - started
     return report
 
@@ -443,7 +450,7 @@ def ingest_text(
     report = IngestReport(dry_run=dry_run)
     if not dry_run:
         vault.ensure_writable()
-    with vault.lock():
+    with vault.lock() if dry_run else vault.operation("ingest"):
         session = IngestSession(vault, trust=None, dry_run=dry_run, provider=provider)
         try:
             try:
@@ -459,5 +466,27 @@ def ingest_text(
             session.close()
             if not dry_run:
                 vault.reconcile()
+            describe_run(vault, report)
     report.elapsed_s = time.perf_counter() - started
     return report
+
+
+def describe_run(vault: Vault, report: IngestReport) -> None:
+    """What the run's commit message says: how many sources, what became of their claims."""
+    operation = vault.versions.current()
+    if operation is None or operation.name != "ingest" or not report.sources:
+        return
+    claims = ", ".join(
+        f"{count} {'claim' if count == 1 else 'claims'} {name}"
+        for name, count in report.claim_counts().items()
+        if count
+    )
+    if not claims:
+        claims = ", ".join(f"{count} {name}" for name, count in report.counts().items() if count)
+    first = report.sources[0]
+    label = first.title or first.uri or first.target
+    what = label if len(report.sources) == 1 else f"{len(report.sources)} sources"
+    operation.describe(
+        f"{what} ({claims})",
+        [f"{source.outcome}: {source.uri or source.target}" for source in report.sources],
+    )
