@@ -54,9 +54,11 @@ NEVER_FOR_SEARCH = [
     "lore.core.providers",
     "markdown_it",
 ]
-# The help reads no vault, settings or index: none of their modules or libraries.
+# The help reads no vault, settings or index, and draws nothing: none of their modules or
+# libraries, and not Rich.
 NEVER_FOR_HELP = [
     *NEVER_FOR_SEARCH,
+    "rich",
     "asyncio",
     "pydantic",
     "yaml",
