@@ -327,7 +327,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds (default 15)")
     parser.add_argument("--only", help="comma-separated cases: help, search, notes list, ...")
-    parser.add_argument("--vault", type=Path, default=SAMPLE_VAULT, help="vault to copy")
+    parser.add_argument(
+        "--vault",
+        type=Path,
+        default=SAMPLE_VAULT,
+        help="vault to copy (e.g. bench/.data/tui-vault-10000 from bench/tui_startup.py)",
+    )
     parser.add_argument(
         "--no-bytecode-cache", action="store_true", help="compile every module on every run"
     )
@@ -337,7 +342,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lore-startup-") as scratch:
         work = Path(scratch)
         vault = work / "vault"
-        shutil.copytree(args.vault, vault, ignore=shutil.ignore_patterns(".lore"))
+        # With its index, if it has one, as a user's vault would have.
+        shutil.copytree(args.vault, vault)
         pycache = None if args.no_bytecode_cache else work / "pycache"
         env = child_env(work / "home", pycache)
         cases = build_cases(vault, env, only)
