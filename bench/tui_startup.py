@@ -41,6 +41,7 @@ from textual.widgets import Footer, Header, TabbedContent, TabPane
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from index_bench import CORPUS_NAME, DATA, build_vault
+from lore.core.session import LoreSession
 from lore.core.turns import Turn, TurnTimings, TurnUsage
 from lore.core.vault import Vault
 
@@ -208,7 +209,7 @@ def lore_factory(root: Path) -> Callable[[], App[None]]:
             return shown(self.query_one(Footer)) and shown(self.query_one(PromptArea))
 
     def make() -> App[None]:
-        return MeasuredLore(Vault.open(root))
+        return MeasuredLore(LoreSession(Vault.open(root)))
 
     return make
 

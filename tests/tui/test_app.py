@@ -12,6 +12,7 @@ from pane_harness import PaneHost, wait_until
 from textual.widgets import Markdown, Static, Tab
 
 from lore.core.changes import VaultWatcher
+from lore.core.session import LoreSession
 from lore.core.vault import Vault
 from lore.tui import app as app_module
 from lore.tui.app import PANES, LoreApp
@@ -23,7 +24,7 @@ from lore.tui.widgets.prompt import PromptArea
 
 
 async def test_first_screen_shows_vault_provider_meter_and_five_tabs(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)):
         header = str(app.query_one("#header-vault", Static).render())
         assert "Solar System" in header
@@ -37,7 +38,7 @@ async def test_first_screen_shows_vault_provider_meter_and_five_tabs(sample_vaul
 
 
 async def test_number_keys_switch_panes_even_with_alt_while_typing(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         for number, (pane_id, _, _) in reversed(list(enumerate(PANES, 1))):
@@ -57,7 +58,7 @@ async def test_number_keys_switch_panes_even_with_alt_while_typing(sample_vault:
 
 
 async def test_a_click_on_a_tab_shows_and_focuses_its_pane(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(lambda: app.pane("metrics") is not None, message="never mounted")
         await pilot.click("#pane-tabs #metrics")
@@ -74,7 +75,7 @@ async def test_a_click_on_a_tab_shows_and_focuses_its_pane(sample_vault: Vault) 
 async def test_a_pane_asked_for_before_it_is_mounted_is_shown_once_it_is(
     sample_vault: Vault,
 ) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)) as pilot:
         # Straight away, before the panes other than Ask are mounted.
         assert app.pane("notes") is None
@@ -94,7 +95,7 @@ async def test_a_pane_asked_for_before_it_is_mounted_is_shown_once_it_is(
 
 
 async def test_quarantine_tab_shows_how_many_claims_are_held(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)):
         await wait_until(lambda: app.quarantine_count is not None, message="never counted")
         label = str(app.tab_bar.query_one("#quarantine", Tab).label)
@@ -102,7 +103,7 @@ async def test_quarantine_tab_shows_how_many_claims_are_held(sample_vault: Vault
 
 
 async def test_f1_shows_help_for_the_focused_pane_with_its_keys(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("alt+5")
         await wait_until(lambda: app.active_pane == "notes")
@@ -123,7 +124,7 @@ async def test_keymap_in_lore_yaml_remaps_keys_and_names_unknown_ids(sample_vaul
         "history.list.down": "j",
         "help.close": "ctrl+g",
     }
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)) as pilot:
         await wait_until(lambda: any("keymap" in n.message for n in app._notifications))
         reports = [n.message for n in app._notifications if "keymap" in n.message]
@@ -143,7 +144,7 @@ async def test_keymap_in_lore_yaml_remaps_keys_and_names_unknown_ids(sample_vaul
 
 
 async def test_open_note_message_shows_the_note_in_notes_pane(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)):
         app.post_message(OpenNote("Europa"))
         await wait_until(lambda: app.active_pane == "notes")
@@ -163,13 +164,15 @@ async def test_writes_by_another_process_reach_the_panes(
     seen: list[frozenset[str]] = []
 
     class Recording(LoreApp):
-        def broadcast_change(self, kinds: frozenset[str]) -> None:
+        def broadcast_change(self, kinds: frozenset[str], **options: Any) -> None:
             seen.append(kinds)
-            super().broadcast_change(kinds)
+            super().broadcast_change(kinds, **options)
 
-    app = Recording(sample_vault)
+    app = Recording(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)):
-        await wait_until(lambda: app.watcher._seen is not None, message="the watcher never started")
+        await wait_until(
+            lambda: app.session.watcher._seen is not None, message="the watcher never started"
+        )
         # A second process: a separate interpreter creates a note through its own Vault.
         code = (
             "import sys; from pathlib import Path; from lore.core.vault import Vault;"
@@ -232,7 +235,7 @@ async def test_start_up_heap_is_frozen_once_started_and_handed_back_on_exit(
 
     assert gc.get_freeze_count() == 0
     thresholds = gc.get_threshold()
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)):
         # After the first screen and the other panes: scrolling never walks these again.
         await wait_until(lambda: app.heap_frozen, message="never froze")
@@ -276,7 +279,7 @@ async def test_a_pane_switch_rebuilds_the_footer_once_with_the_new_panes_keys(
 
     from lore.tui.widgets.footer import LoreFooter
 
-    app, rebuilds = LoreApp(sample_vault), footer_rebuilds
+    app, rebuilds = LoreApp(LoreSession(sample_vault)), footer_rebuilds
     async with app.run_test(size=(120, 36)) as pilot:
         await _count_from_start_up(app, pilot, rebuilds)
         await pilot.press("alt+2")  # the focus leaves the prompt, then lands on the list
@@ -295,7 +298,7 @@ async def test_the_footer_waits_for_focus_to_land_and_skips_rebuilds_that_change
 ) -> None:
     from lore.tui.widgets import footer as footer_module
 
-    app, rebuilds = LoreApp(sample_vault), footer_rebuilds
+    app, rebuilds = LoreApp(LoreSession(sample_vault)), footer_rebuilds
     async with app.run_test(size=(120, 36)) as pilot:
         await _count_from_start_up(app, pilot, rebuilds)
         app.screen.refresh_bindings()
@@ -316,7 +319,7 @@ async def test_the_footer_waits_for_focus_to_land_and_skips_rebuilds_that_change
 
 
 async def test_slash_commands_reach_the_app_by_message(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)) as pilot:
         prompt = app.query_one(PromptArea)
         prompt.focus()

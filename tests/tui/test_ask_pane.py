@@ -11,6 +11,7 @@ from textual.widgets import Markdown
 from lore.core.history import HistoryStore
 from lore.core.memory import MemoryStore
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
+from lore.core.session import LoreSession
 from lore.core.vault import Vault
 from lore.tui.app import LoreApp
 from lore.tui.panes.ask import MAX_MOUNTED_TURNS, AskPane
@@ -63,7 +64,7 @@ async def type_and_send(pilot: object, app: LoreApp, text: str) -> None:
 async def test_an_answer_streams_in_and_is_recorded_with_links(sample_vault: Vault) -> None:
     # Slow enough that the live status is on screen for a second, even on a loaded machine.
     provider = ScriptedProvider("Europa hides a salty ocean under its ice [1].", delay=0.12)
-    app = LoreApp(sample_vault, provider)
+    app = LoreApp(LoreSession(sample_vault, provider))
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "Does Europa have an ocean?")
         turn = await _first_turn(app)
@@ -86,7 +87,7 @@ async def test_escape_cancels_keeps_the_partial_answer_and_restores_the_prompt(
     sample_vault: Vault,
 ) -> None:
     provider = ScriptedProvider("Partial words then a long pause forever", hold_after=3)
-    app = LoreApp(sample_vault, provider)
+    app = LoreApp(LoreSession(sample_vault, provider))
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "Tell me about Io")
         turn = await _first_turn(app)
@@ -102,7 +103,7 @@ async def test_escape_cancels_keeps_the_partial_answer_and_restores_the_prompt(
 
 async def test_a_citation_link_opens_the_note_in_notes_pane(sample_vault: Vault) -> None:
     provider = ScriptedProvider("See the note [1].")
-    app = LoreApp(sample_vault, provider)
+    app = LoreApp(LoreSession(sample_vault, provider))
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "What is the Great Red Spot on Jupiter?")
         turn = await _first_turn(app)
@@ -125,7 +126,7 @@ async def test_a_citation_link_opens_the_note_in_notes_pane(sample_vault: Vault)
 async def test_f3_lists_the_cited_notes_and_opens_the_one_picked(sample_vault: Vault) -> None:
     from textual.command import CommandPalette
 
-    app = LoreApp(sample_vault, ScriptedProvider("Storms [1] and bands [2]."))
+    app = LoreApp(LoreSession(sample_vault, ScriptedProvider("Storms [1] and bands [2].")))
     async with app.run_test(size=(120, 36)) as pilot:
         pane = ask_pane(app)
         app.query_one(PromptArea).focus()
@@ -156,7 +157,7 @@ async def test_an_over_long_question_is_one_notification_and_stays_in_the_prompt
     sample_vault: Vault,
 ) -> None:
     provider = ScriptedProvider("unused")
-    app = LoreApp(sample_vault, provider)
+    app = LoreApp(LoreSession(sample_vault, provider))
     limit = sample_vault.config.ask.max_question_chars
     pasted = "Tell me about Europa. " * (limit // 10)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -169,7 +170,7 @@ async def test_an_over_long_question_is_one_notification_and_stays_in_the_prompt
 
 
 async def test_up_and_down_recall_earlier_questions(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault, ScriptedProvider("Fine."))
+    app = LoreApp(LoreSession(sample_vault, ScriptedProvider("Fine.")))
     async with app.run_test(size=(120, 36)) as pilot:
         pane = ask_pane(app)
         for question in ("first question", "second question"):
@@ -188,7 +189,7 @@ async def test_up_and_down_recall_earlier_questions(sample_vault: Vault) -> None
 
 async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(sample_vault: Vault) -> None:
     provider = ScriptedProvider("Ok.")
-    app = LoreApp(sample_vault, provider)
+    app = LoreApp(LoreSession(sample_vault, provider))
     async with app.run_test(size=(120, 36)) as pilot:
         app.query_one(PromptArea).focus()
         await pilot.press(*"line one")
@@ -201,7 +202,7 @@ async def test_ctrl_j_inserts_a_newline_and_enter_sends_both_lines(sample_vault:
 
 
 async def test_slash_opens_fuzzy_completion_and_tab_completes(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault, ScriptedProvider("unused"))
+    app = LoreApp(LoreSession(sample_vault, ScriptedProvider("unused")))
     async with app.run_test(size=(120, 36)) as pilot:
         app.query_one(PromptArea).focus()
         await pilot.press("slash")
@@ -225,7 +226,7 @@ async def test_slash_opens_fuzzy_completion_and_tab_completes(sample_vault: Vaul
 async def test_an_unknown_command_is_one_notification_and_keeps_the_text(
     sample_vault: Vault,
 ) -> None:
-    app = LoreApp(sample_vault, ScriptedProvider("unused"))
+    app = LoreApp(LoreSession(sample_vault, ScriptedProvider("unused")))
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "/frobnicate now")
         await wait_until(lambda: any("/frobnicate" in n.message for n in app._notifications))
@@ -236,7 +237,7 @@ async def test_an_unknown_command_is_one_notification_and_keeps_the_text(
 
 
 async def test_the_preview_follows_the_question_being_typed(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault, ScriptedProvider("unused"))
+    app = LoreApp(LoreSession(sample_vault, ScriptedProvider("unused")))
     async with app.run_test(size=(120, 40)) as pilot:
         meter = app.query_one(ContextMeter)
         await wait_until(lambda: meter.used is not None, message="the meter never filled")
@@ -257,7 +258,7 @@ async def test_the_preview_follows_the_question_being_typed(sample_vault: Vault)
 
 
 async def test_only_the_newest_turns_stay_mounted(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault, ScriptedProvider("unused"))
+    app = LoreApp(LoreSession(sample_vault, ScriptedProvider("unused")))
     async with app.run_test(size=(120, 36)):
         pane = ask_pane(app)
         for number in range(MAX_MOUNTED_TURNS + 5):
@@ -281,7 +282,7 @@ async def _first_turn(app: LoreApp) -> AskTurn:
 
 
 async def test_prompt_is_compact_without_a_border_of_its_own(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)):
         prompt = app.query_one(PromptArea)
         assert prompt.compact and prompt.has_class("-textual-compact")
@@ -295,7 +296,7 @@ async def test_compaction_after_an_answer_is_told_to_the_user(sample_vault: Vaul
     sample_vault.config.history.compact_threshold_tokens = 100
     sample_vault.config.history.keep_recent_turns = 2
     provider = ScriptedProvider("Europa has an ocean under its ice [1].", delay=0.001)
-    app = LoreApp(sample_vault, provider)
+    app = LoreApp(LoreSession(sample_vault, provider))
     async with app.run_test(size=(120, 36)) as pilot:
         for question in [f"What is the {n}th largest moon of Saturn?" for n in range(2, 8)]:
             await type_and_send(pilot, app, question)
@@ -310,7 +311,7 @@ async def test_compaction_after_an_answer_is_told_to_the_user(sample_vault: Vaul
 
 async def test_the_welcome_line_names_remapped_keys(sample_vault: Vault) -> None:
     sample_vault.config.keymap = {"ask.preview": "f6", "ask.sources": "ctrl+s"}
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)):
         welcome = str(app.query_one("#ask-welcome").render())
         assert "F6 shows what the next question would send" in welcome

@@ -145,7 +145,7 @@ async def test_history_rows_and_detail_never_draw_a_raw_escape(vault: Vault) -> 
             }
         )
     )
-    app = PaneHost(lambda: HistoryPane(vault))
+    app = PaneHost(lambda: HistoryPane(LoreSession(vault)))
     async with app.run_test(size=(140, 40)) as pilot:
         pane = app.query_one(HistoryPane)
         history = pane.query_one(HistoryList)
@@ -158,7 +158,7 @@ async def test_history_rows_and_detail_never_draw_a_raw_escape(vault: Vault) -> 
 
 
 async def test_the_palette_offers_a_markup_like_note_title_as_written(odd_notes: Vault) -> None:
-    app = LoreApp(odd_notes)
+    app = LoreApp(LoreSession(odd_notes))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("ctrl+p")
         await wait_until(lambda: isinstance(app.screen, CommandPalette), message="no palette")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pane_harness import wait_until
 from textual.command import CommandPalette
 
+from lore.core.session import LoreSession
 from lore.core.vault import Vault
 from lore.tui.app import LoreApp
 
@@ -26,21 +27,21 @@ async def _run_from_palette(pilot: object, app: LoreApp, text: str, expected: st
 
 
 async def test_palette_switches_pane(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)) as pilot:
         await _run_from_palette(pilot, app, "go to metrics", "Go to Metrics")
         assert app.active_pane == "metrics"
 
 
 async def test_palette_switches_theme(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)) as pilot:
         await _run_from_palette(pilot, app, "theme: lore-light", "Theme: lore-light")
         assert app.theme == "lore-light"
 
 
 async def test_palette_jumps_to_a_note(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 36)) as pilot:
         await _run_from_palette(pilot, app, "note: ganymede", "Note: Ganymede")
         await wait_until(lambda: app.active_pane == "notes")
@@ -53,7 +54,7 @@ async def test_palette_jumps_to_a_note(sample_vault: Vault) -> None:
 
 
 async def test_palette_offers_the_focused_panes_commands(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(120, 40)) as pilot:
         await _run_from_palette(pilot, app, "toggle context", "Toggle context preview")
         assert app.query_one("#ask-pane").has_class("-preview")

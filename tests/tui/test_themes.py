@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from pane_harness import wait_until
 
+from lore.core.session import LoreSession
 from lore.core.themes import LORE_VARIABLES, load_themes, remember_theme, remembered_theme
 from lore.core.vault import Vault
 from lore.paths import user_dirs
@@ -52,7 +53,7 @@ def test_the_choice_is_kept_beside_other_preferences() -> None:
 
 
 async def test_switching_theme_restyles_and_persists(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(100, 30)) as pilot:
         assert app.theme == "lore-dark"
         dark_background = app.screen.styles.background
@@ -67,7 +68,7 @@ async def test_switching_theme_restyles_and_persists(sample_vault: Vault) -> Non
             lambda: any("no theme named 'no-such-theme'" in n.message for n in app._notifications)
         )
     # The next start opens with the remembered theme.
-    again = LoreApp(sample_vault)
+    again = LoreApp(LoreSession(sample_vault))
     async with again.run_test(size=(100, 30)):
         assert again.theme == "lore-light"
 
@@ -79,7 +80,7 @@ async def test_a_broken_user_theme_is_one_notification_and_the_default_applies(
     folder.mkdir(parents=True)
     (folder / "lore-dark.yaml").write_text("primary: '#zzz'\n", encoding="utf-8")
     remember_theme("lore-dark")
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_until(lambda: any("lore-dark.yaml" in n.message for n in app._notifications))
         await pilot.pause()
@@ -94,7 +95,7 @@ async def test_a_broken_user_theme_is_one_notification_and_the_default_applies(
 async def test_lore_colours_have_defaults_under_any_textual_theme(
     sample_vault: Vault, name: str
 ) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(100, 30)) as pilot:
         assert app.apply_theme(name)
         await pilot.pause()
@@ -103,7 +104,7 @@ async def test_lore_colours_have_defaults_under_any_textual_theme(
 
 
 async def test_a_theme_file_added_while_the_app_runs_can_be_chosen(sample_vault: Vault) -> None:
-    app = LoreApp(sample_vault)
+    app = LoreApp(LoreSession(sample_vault))
     async with app.run_test(size=(100, 30)):
         folder = user_dirs().themes
         folder.mkdir(parents=True, exist_ok=True)

@@ -24,15 +24,14 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
+from textual.message import Message
 from textual.theme import Theme
 from textual.widget import MountError, Widget
 from textual.widgets import Tab, Tabs
 from textual.worker import Worker, get_current_worker
 
-from lore.core.changes import VaultWatcher
-from lore.core.providers.base import Provider
-from lore.core.themes import DEFAULT_THEME, remember_theme, remembered_theme
-from lore.core.vault import Vault
+from lore.core.public import DEFAULT_THEME, remember_theme, remembered_theme
+from lore.core.session import LoreSession
 from lore.errors import LoreError
 from lore.tui.held_text import notify_plain
 from lore.tui.messages import (
@@ -41,10 +40,12 @@ from lore.tui.messages import (
     ModelChanged,
     OpenNote,
     ShowPane,
+    ThemeChosen,
     VaultChanged,
     VaultWritten,
 )
 from lore.tui.palette import LoreCommands, PaletteCommand
+from lore.tui.panes.base import LorePane
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.terminal_keys import read_escaped_digits_as_alt
 from lore.tui.theming import load_textual_themes, lore_variable_defaults
@@ -111,9 +112,12 @@ def lore_widget_classes() -> Iterator[type[DOMNode]]:
                 yield value
 
 
-def pane_class(spec: str) -> type[Widget]:
+def pane_class(spec: str) -> type[LorePane]:
     module_name, _, class_name = spec.partition(":")
-    return getattr(importlib.import_module(module_name), class_name)  # type: ignore[no-any-return]
+    found = vars(importlib.import_module(module_name))[class_name]
+    if not (isinstance(found, type) and issubclass(found, LorePane)):
+        raise TypeError(f"{spec} is not a pane")
+    return found
 
 
 class LoreApp(App[None]):
@@ -128,12 +132,10 @@ class LoreApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave Lore"),
     ]
 
-    def __init__(self, vault: Vault, provider: Provider | None = None) -> None:
+    def __init__(self, session: LoreSession) -> None:
         super().__init__()
         read_escaped_digits_as_alt()
-        self.vault = vault
-        self._provider = provider
-        self.watcher = VaultWatcher(vault)
+        self.session = session
         self.quarantine_count: int | None = None
         self._unmounted_panes: dict[str, Widget] = {}
         self._pending_note: str | None = None
@@ -158,10 +160,10 @@ class LoreApp(App[None]):
     # -- composition -------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        settings = self.vault.config
-        provider_name = self._provider.name if self._provider else settings.provider.name
-        model = self._provider.model if self._provider else settings.provider.model
-        yield LoreHeader(self.vault.name, provider_name, model, settings.ask.budget_tokens)
+        provider_name, model = self.session.model_label
+        yield LoreHeader(
+            self.session.name, provider_name, model, self.session.config.ask.budget_tokens
+        )
         yield Tabs(
             *(
                 Tab(self._tab_label(number, label), id=pane_id)
@@ -180,11 +182,8 @@ class LoreApp(App[None]):
                 self._unmounted_panes[pane_id] = widget
         yield LoreFooter()
 
-    def _make_pane(self, pane_id: str, spec: str) -> Widget:
-        cls = pane_class(spec)
-        if pane_id == "ask":
-            return cls(self.vault, provider=self._provider, id="ask-pane")  # type: ignore[call-arg,arg-type]
-        return cls(self.vault, id=f"{pane_id}-pane")  # type: ignore[call-arg,arg-type]
+    def _make_pane(self, pane_id: str, spec: str) -> LorePane:
+        return pane_class(spec)(self.session, id=f"{pane_id}-pane")
 
     @staticmethod
     def _tab_label(number: int, label: str, count: int | None = None) -> str:
@@ -195,15 +194,22 @@ class LoreApp(App[None]):
         for problem in self._theme_problems:
             notify_plain(self, problem, title="Theme not loaded", severity="warning", timeout=8)
         self.theme_changed_signal.subscribe(self, self._remember_theme_choice)
-        if self.vault.config.keymap:
+        keymap = self.session.config.keymap
+        if keymap:
             # Ids no binding has are ignored; they are reported once every pane is mounted.
-            self.set_keymap(dict(self.vault.config.keymap))
+            self.set_keymap(dict(keymap))
         # Background work starts once the first screen is drawn, so it never delays it.
         self.call_after_refresh(self._after_first_frame)
 
     async def _after_first_frame(self) -> None:
         if not self.is_running:
             return
+        # Focus rebuilds the footer's bindings: done now, the first screen waits for none of
+        # it. A pane asked for meanwhile (a key pressed at start-up) keeps the focus it got.
+        first = self.pane(PANES[0][0])
+        wanted = self.requested_pane or self.active_pane
+        if self.focused is None and first is not None and wanted == PANES[0][0]:
+            first.focus_default()
         self._open_index()
         self._count_quarantine()
         self._watch_vault()
@@ -222,7 +228,7 @@ class LoreApp(App[None]):
         if self._pending_note is not None:
             self._open_in_notes(self._pending_note)
             self._pending_note = None
-        self._report_unknown_keymap_ids(self.vault.config.keymap)
+        self._report_unknown_keymap_ids(self.session.config.keymap)
         self._freeze_startup_heap()
 
     def _freeze_startup_heap(self) -> None:
@@ -254,18 +260,9 @@ class LoreApp(App[None]):
 
     # -- providers and data the panes share -------------------------------------------------
 
-    @property
-    def provider(self) -> Provider:
-        """The model provider, made from the vault's settings the first time it is needed."""
-        if self._provider is None:
-            from lore.core.providers.factory import make_provider
-
-            self._provider = make_provider(self.vault.config.provider)
-        return self._provider
-
     def note_documents(self) -> list[dict[str, Any]]:
         """Stored fields of every note (call from a worker thread: it may open the index)."""
-        return self.vault.index.all_documents()
+        return self.session.note_documents()
 
     # -- panes -------------------------------------------------------------------------------
 
@@ -277,9 +274,9 @@ class LoreApp(App[None]):
     def active_pane(self) -> str:
         return self.tab_bar.active or PANES[0][0]
 
-    def pane(self, pane_id: str) -> Widget | None:
+    def pane(self, pane_id: str) -> LorePane | None:
         try:
-            return self.query_one(f"#{pane_id}-pane")
+            return self.query_one(f"#{pane_id}-pane", LorePane)
         except Exception:
             return None
 
@@ -314,22 +311,13 @@ class LoreApp(App[None]):
         if self.requested_pane not in (None, pane_id):
             return  # another pane was asked for since; focusing this one would switch back
         widget = self.pane(pane_id)
-        if widget is None:
-            return
-        focus_default = getattr(widget, "focus_default", None)
-        if callable(focus_default):
-            focus_default()
-            return
-        for child in widget.query("*"):
-            if child.focusable:
-                child.focus()
-                return
+        if widget is not None:
+            widget.focus_default()
 
     def pane_commands(self) -> list[PaletteCommand]:
         """The active pane's own palette entries, if it offers any."""
         widget = self.pane(self.active_pane)
-        offer = getattr(widget, "palette_commands", None)
-        return list(offer()) if callable(offer) else []
+        return widget.palette_commands() if widget is not None else []
 
     def on_tabs_tab_activated(self, event: Tabs.TabActivated) -> None:
         # A tab picked by mouse or by the arrow keys on the tab bar; panes may hold tabs too.
@@ -344,10 +332,11 @@ class LoreApp(App[None]):
         self.call_after_refresh(self._open_in_notes, ref)
 
     def _open_in_notes(self, ref: str) -> None:
+        from lore.tui.panes.notes import NotesPane
+
         widget = self.pane("notes")
-        opener = getattr(widget, "open_note", None)
-        if callable(opener):
-            opener(ref)
+        if isinstance(widget, NotesPane):
+            widget.open_note(ref)
         else:
             # Just after start-up the pane may not be mounted yet; it opens this when it is.
             self._pending_note = ref
@@ -358,20 +347,29 @@ class LoreApp(App[None]):
 
     def on_ask_question(self, message: AskQuestion) -> None:
         message.stop()
+        from lore.tui.panes.ask import AskPane
+
         self.show_pane("ask")
         widget = self.pane("ask")
-        put = getattr(widget, "put_question", None)
-        if callable(put):
-            put(message.question, submit=message.submit)
+        if isinstance(widget, AskPane):
+            widget.put_question(message.question, submit=message.submit)
+
+    # Both may arrive as the app closes, its header already gone: there is then nothing to do.
 
     def show_model(self, provider: str, model: str) -> None:
-        self.query_one(LoreHeader).set_model(provider, model)
+        for header in self.query(LoreHeader):
+            header.set_model(provider, model)
 
     def set_context_usage(self, used: int | None) -> None:
-        self.query_one(ContextMeter).set_usage(used, self.vault.config.ask.budget_tokens)
+        for meter in self.query(ContextMeter):
+            meter.set_usage(used, self.session.config.ask.budget_tokens)
 
     def on_show_pane(self, message: ShowPane) -> None:
         self.show_pane(message.pane_id)
+
+    def on_theme_chosen(self, message: ThemeChosen) -> None:
+        message.stop()
+        self.apply_theme(message.theme)
 
     def on_model_changed(self, message: ModelChanged) -> None:
         self.show_model(message.provider, message.model)
@@ -387,14 +385,14 @@ class LoreApp(App[None]):
     def focused_pane(self) -> Widget | None:
         node = self.focused
         while node is not None:
-            if isinstance(getattr(type(node), "HELP", None), str):
+            if isinstance(node, LorePane):
                 return node
             node = node.parent  # type: ignore[assignment]
         return self.pane(self.active_pane)
 
     def action_help(self) -> None:
         widget = self.focused_pane()
-        pane_help = getattr(type(widget), "HELP", "") if widget is not None else ""
+        pane_help = widget.HELP if isinstance(widget, LorePane) else ""
         title = self.PANE_LABELS.get(self.active_pane, "Lore")
         parts = [f"# {title}", pane_help.strip() or "", "## Lore", APP_HELP, self._keys_table()]
         self.push_screen(HelpScreen("\n\n".join(part for part in parts if part)))
@@ -420,7 +418,7 @@ class LoreApp(App[None]):
         return lore_variable_defaults(self.current_theme)
 
     def _pick_theme(self) -> str:
-        wanted = [remembered_theme(), self.vault.config.ui.theme, DEFAULT_THEME]
+        wanted = [remembered_theme(), self.session.config.ui.theme, DEFAULT_THEME]
         for name in wanted:
             if name and name in self.available_themes:
                 return name
@@ -444,9 +442,19 @@ class LoreApp(App[None]):
     @work(thread=True, exclusive=True, exit_on_error=False, group="theme-files")
     def _find_new_theme(self, name: str) -> None:
         themes, problems = load_textual_themes()
-        self.call_from_thread(self._new_themes_found, name, themes, problems)
+        self.post_message(self.ThemesFound(name, themes, problems))
 
-    def _new_themes_found(self, name: str, themes: list[Theme], problems: list[str]) -> None:
+    class ThemesFound(Message):
+        """Theme files read again, looking for `name`."""
+
+        def __init__(self, name: str, themes: list[Theme], problems: list[str]) -> None:
+            super().__init__()
+            self.wanted = name
+            self.themes = themes
+            self.problems = problems
+
+    def on_lore_app_themes_found(self, message: ThemesFound) -> None:
+        name, themes, problems = message.wanted, message.themes, message.problems
         for theme in themes:
             if theme.name not in self.available_themes:
                 self.register_theme(theme)
@@ -494,24 +502,36 @@ class LoreApp(App[None]):
 
     # -- background work ---------------------------------------------------------------------
 
+    class DiskChanged(Message):
+        """The watcher saw `kinds` change on disk, written by someone other than this app."""
+
+        def __init__(self, kinds: frozenset[str]) -> None:
+            super().__init__()
+            self.kinds = kinds
+
+    class QuarantineCounted(Message):
+        def __init__(self, count: int) -> None:
+            super().__init__()
+            self.count = count
+
     @work(thread=True, exclusive=True, exit_on_error=False, group="index")
     def _open_index(self) -> None:
-        _ = self.vault.index
-        if self.vault.last_reconcile and self.vault.last_reconcile.touched:
-            self.call_from_thread(self.broadcast_change, frozenset({"notes"}))
+        if self.session.open_index():
+            self.post_message(self.DiskChanged(frozenset({"notes"})))
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="quarantine-count")
     def _count_quarantine(self) -> None:
-        from lore.core.quarantine import Quarantine
+        self.post_message(self.QuarantineCounted(self.session.quarantine.count()))
 
-        count = Quarantine(self.vault).count()
-        self.call_from_thread(self._show_quarantine_count, count)
+    def on_lore_app_disk_changed(self, message: DiskChanged) -> None:
+        self.broadcast_change(message.kinds)
 
-    def _show_quarantine_count(self, count: int) -> None:
-        self.quarantine_count = count
+    def on_lore_app_quarantine_counted(self, message: QuarantineCounted) -> None:
+        count = self.quarantine_count = message.count
         number = [pane_id for pane_id, _, _ in PANES].index("quarantine") + 1
-        tab = self.tab_bar.query_one("#quarantine", Tab)
-        tab.label = self._tab_label(number, "Quarantine", count)
+        # The count may arrive as the app closes, its tabs already gone.
+        for tab in self.query("#pane-tabs #quarantine").results(Tab):
+            tab.label = self._tab_label(number, "Quarantine", count)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="watch")
     def _watch_vault(self) -> None:
@@ -521,7 +541,7 @@ class LoreApp(App[None]):
             # A worker started as the app began to close is never cancelled: watch for both.
             return worker.is_cancelled or not self.is_running
 
-        self.watcher.poll()
+        self.session.poll_changes()
         while not stopping():
             deadline = time.monotonic() + POLL_SECONDS
             while time.monotonic() < deadline and not stopping():
@@ -529,11 +549,11 @@ class LoreApp(App[None]):
             if stopping():
                 return
             try:
-                changed = self.watcher.poll()
+                changed = self.session.poll_changes()
             except LoreError:
                 continue
             if changed:
-                self.call_from_thread(self.broadcast_change, changed)
+                self.post_message(self.DiskChanged(changed))
 
     def broadcast_change(self, kinds: frozenset[str], *, skip: Widget | None = None) -> None:
         """Tell every pane what changed on disk; each refreshes only what it shows."""
@@ -554,8 +574,8 @@ class LoreApp(App[None]):
             report_worker_failure(self, event.worker, event.state)  # type: ignore[arg-type]
 
 
-def run_app(vault: Vault, provider: Provider | None = None) -> None:
-    LoreApp(vault, provider).run()
+def run_app(session: LoreSession) -> None:
+    LoreApp(session).run()
 
 
 __all__ = ["PANES", "LoreApp", "run_app"]

@@ -63,6 +63,14 @@ class ModelChanged(Message):
         self.model = model
 
 
+class ThemeChosen(Message):
+    """Switch the app to the theme of this name (a slash command or a palette entry)."""
+
+    def __init__(self, theme: str) -> None:
+        super().__init__()
+        self.theme = theme
+
+
 class ContextUsage(Message):
     """What the next ask would send, in tokens; None when it cannot be worked out."""
 

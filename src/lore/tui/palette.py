@@ -20,15 +20,17 @@ PaletteCommand = tuple[str, str, Callable[[], Any]]
 class LoreCommands(Provider):
     """One flat list of what can be done right now; notes are read in a thread at startup."""
 
+    # Until the notes are read (or if they cannot be), the palette offers everything else.
+    _note_titles: tuple[str, ...] = ()
+
     async def startup(self) -> None:
-        self._note_titles: list[str] = []
         app = self.lore_app
         try:
             documents = await asyncio.to_thread(app.note_documents)
         except Exception:
             # The palette still offers everything else; notes appear once the index opens.
             documents = []
-        self._note_titles = sorted({doc["title"] for doc in documents if doc.get("title")})
+        self._note_titles = tuple(sorted({doc["title"] for doc in documents if doc.get("title")}))
 
     @property
     def lore_app(self) -> LoreApp:
@@ -70,7 +72,7 @@ class LoreCommands(Provider):
                     score, highlight_plain(matcher, name), callback, text=name, help=help_text
                 )
         app = self.lore_app
-        for title in getattr(self, "_note_titles", []):
+        for title in self._note_titles:
             label = f"Note: {title}"
             score = matcher.match(label)
             if score > 0:

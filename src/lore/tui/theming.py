@@ -7,7 +7,7 @@ from typing import Any
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from lore.core.themes import LORE_VARIABLES, ThemeCatalogue, ThemeSpec, load_themes
+from lore.core.public import LORE_VARIABLES, ThemeCatalogue, ThemeSpec, load_themes
 from lore.errors import ConfigError
 
 

@@ -1,6 +1,6 @@
 """The Ask pane: the session's transcript, the prompt, and what the next question would send.
 
-Answers stream from `AskEngine.ask` in an async worker; the transcript follows the bottom
+Answers stream from `LoreSession.ask` in an async worker; the transcript follows the bottom
 unless the user scrolls up. Slash commands go through the core registry in a thread worker.
 The context preview (and the header's meter) is recomputed in a thread a moment after typing
 stops. Only the newest turns stay mounted, so a long session stays light.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from functools import partial
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -17,20 +18,38 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import SimpleCommand
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.markup import escape
+from textual.message import Message
 from textual.timer import Timer
 from textual.widgets import Markdown, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from lore.core.ask import AnswerDelta, AskEngine, AskFailed, AskFinished, AskStarted
-from lore.core.ask_notices import notice_for
-from lore.core.commands import CommandContext, CommandResult, TableData, build_registry
-from lore.core.display_text import linkable_uri, visible
-from lore.core.pack import ContextPack
-from lore.core.providers.base import Provider
-from lore.core.tokens import estimate_tokens
-from lore.core.vault import Vault
+from lore.core.public import (
+    ApplyTheme,
+    AskAgain,
+    AskEvent,
+    AskFailed,
+    AskFinished,
+    AskListener,
+    AskNotice,
+    AskStarted,
+    ClearTranscript,
+    CommandAction,
+    CommandResult,
+    ContextPack,
+    ModelSwitched,
+    Quit,
+    Refresh,
+    ShowNote,
+    TableData,
+    estimate_tokens,
+    linkable_uri,
+    relay_ask,
+    visible,
+)
+from lore.core.public import ShowPane as ShowPaneAction
+from lore.core.session import LoreSession
 from lore.errors import LoreError
 from lore.tui.held_text import notify_plain
 from lore.tui.messages import (
@@ -38,9 +57,11 @@ from lore.tui.messages import (
     ModelChanged,
     OpenNote,
     ShowPane,
-    VaultChanged,
+    ThemeChosen,
     VaultWritten,
 )
+from lore.tui.palette import PaletteCommand
+from lore.tui.panes.base import LorePane
 from lore.tui.panes.pane_support import report_worker_failure
 from lore.tui.widgets.ask_turn import NOTE_LINK, AskTurn
 from lore.tui.widgets.completion import SlashCompletions
@@ -85,7 +106,7 @@ def table_markdown(table: TableData) -> str:
     return "\n".join(lines)
 
 
-class AskPane(Vertical):
+class AskPane(LorePane):
     HELP: ClassVar[str] = """\
 Ask questions; answers come from the notes and cite them as **[n]** links. Click a citation,
 or press **F3** and pick one of the notes the last answer cited, to read it in the Notes pane.
@@ -140,11 +161,33 @@ and tokens per second. The transcript follows new text unless you scroll up.
     AskPane.-preview ContextPreview { display: block; }
     """
 
-    def __init__(self, vault: Vault, provider: Provider | None = None, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.vault = vault
-        self.engine = AskEngine(vault, provider)
-        self.registry = build_registry()
+    # What the next question would send depends on these.
+    WATCHES: ClassVar[frozenset[str]] = frozenset({"notes", "memory", "history"})
+
+    class RecallLoaded(Message):
+        """Earlier questions, oldest first, for Up/Down in the prompt."""
+
+        def __init__(self, questions: list[str]) -> None:
+            super().__init__()
+            self.questions = questions
+
+    class CommandDone(Message):
+        def __init__(self, line: str, result: CommandResult) -> None:
+            super().__init__()
+            self.line = line
+            self.result = result
+
+    class PreviewReady(Message):
+        """What `text` would send, or why it cannot be worked out."""
+
+        def __init__(self, text: str, pack: ContextPack | str) -> None:
+            super().__init__()
+            self.text = text
+            self.pack = pack
+
+    def __init__(self, session: LoreSession, **kwargs: Any) -> None:
+        super().__init__(session, **kwargs)
+        self.registry = session.commands
         self.asking: Worker[None] | None = None
         # (number, title, note id) of the notes the last answer cited.
         self.last_sources: list[tuple[int, str, str]] = []
@@ -163,19 +206,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
         # neither is on the first screen.
         yield PromptArea(id="ask-prompt")
 
-    def on_mount(self) -> None:
-        self.call_after_refresh(self._after_first_frame)
-
-    def _after_first_frame(self) -> None:
-        # Focus rebuilds the footer's bindings; doing it after the first frame keeps that
-        # work off the first screen.
-        # A pane switch asked for before this ran (a key pressed at start-up) wins: the tab
-        # bar reports it only a moment later, so the app's record of the request is checked.
-        app = self.app
-        wanted = getattr(app, "requested_pane", None) or getattr(app, "active_pane", "ask")
-        if app.focused is None and wanted == "ask":
-            # At once, not deferred like `focus()`, so a switch cannot slip in between.
-            self.screen.set_focus(self.prompt)
+    def refresh_data(self) -> None:
         self._load_recall()
         self._refresh_preview(self.prompt.text)
 
@@ -203,7 +234,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     def _welcome(self) -> str:
         """The welcome line, naming the keys as `keymap:` in lore.yaml set them."""
-        keymap = self.vault.config.keymap
+        keymap = self.session.config.keymap
         defaults = {
             binding.id: binding.key for binding in self.BINDINGS if isinstance(binding, Binding)
         }
@@ -216,7 +247,8 @@ and tokens per second. The transcript follows new text unless you scroll up.
         )
 
     def focus_default(self) -> None:
-        self.prompt.focus()
+        # At once, not deferred like `focus()`, so a pane switch cannot slip in between.
+        self.screen.set_focus(self.prompt)
 
     @property
     def is_asking(self) -> bool:
@@ -277,7 +309,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
             return
         try:
             # Refused here, before a turn is drawn: the text stays in the prompt to shorten.
-            self.engine.check_question(line)
+            self.session.check_question(line)
         except LoreError as exc:
             self.notify(exc.message, severity="error")
             return
@@ -294,16 +326,14 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="ask-recall")
     def _load_recall(self) -> None:
-        from lore.core.history import HistoryStore
+        questions = [turn.question for turn in self.session.history.tail(RECALL_TURNS)]
+        self.post_message(self.RecallLoaded(questions))
 
-        questions = [turn.question for turn in HistoryStore(self.vault).tail(RECALL_TURNS)]
-        self.app.call_from_thread(self._set_recall, questions)
-
-    def _set_recall(self, questions: list[str]) -> None:
+    def on_ask_pane_recall_loaded(self, message: RecallLoaded) -> None:
         # Questions asked in this session while history loaded come after the older ones.
-        session = list(self.prompt.recall)
+        asked_meanwhile = list(self.prompt.recall)
         self.prompt.recall = []
-        for question in [*questions, *session]:
+        for question in [*message.questions, *asked_meanwhile]:
             self.prompt.remember(question)
 
     # -- asking ------------------------------------------------------------------------------
@@ -325,35 +355,13 @@ and tokens per second. The transcript follows new text unless you scroll up.
     async def _ask(self, question: str) -> None:
         view = AskTurn(question)
         await self._mount_turn(view)
-        stream = Markdown.get_stream(view.answer)
-        parts: list[str] = []
+        listener = _TurnListener(self, view)
         self._live = {"started": time.monotonic(), "first": None, "tokens": 0, "sent": None}
         self._start_status()
         try:
-            async for event in self.engine.ask(question):
-                notice = notice_for(event)
-                if isinstance(event, AskStarted):
-                    self._live["sent"] = event.pack.total_tokens
-                elif isinstance(event, AnswerDelta):
-                    if self._live["first"] is None:
-                        self._live["first"] = time.monotonic()
-                    parts.append(event.text)
-                    self._live["tokens"] = estimate_tokens("".join(parts))
-                    await stream.write(visible(event.text, multiline=True))
-                elif isinstance(event, AskFinished):
-                    await stream.stop()
-                    await view.finish(event.turn, event.pack)
-                    self._remember_sources(event.pack, event.turn.cited)
-                elif isinstance(event, AskFailed):
-                    await stream.stop()
-                    view.failed(event.error_message)
-                if notice is not None:
-                    title = "The answer failed" if isinstance(event, AskFailed) else ""
-                    notify_plain(
-                        self, notice.text, title=title, severity=NOTICE_SEVERITY[notice.level]
-                    )
+            await relay_ask(self.session.ask(question), listener)
         except asyncio.CancelledError:
-            view.cancelled("".join(parts))
+            view.cancelled(listener.answer)
             if not self.prompt.text.strip():
                 self.prompt.set_prompt(question)
             self.notify("Answer stopped; the question is back in the prompt", timeout=3)
@@ -362,7 +370,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
             view.failed(exc.message)
             notify_plain(self, exc.message, severity="error")
         finally:
-            await stream.stop()
+            await listener.stream.stop()
             self._stop_status()
             self._refresh_preview(self.prompt.text, force=True)
             self.post_message(VaultWritten(frozenset({"history", "metrics"})))
@@ -416,15 +424,10 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     @work(thread=True, exit_on_error=False, group="ask-command")
     def _run_command(self, line: str) -> None:
-        context = CommandContext(
-            vault=self.vault,
-            engine=self.engine,
-            extras={"themes": sorted(self.app.available_themes)},
-        )
-        result = self.registry.dispatch(context, line)
-        self.app.call_from_thread(self._command_done, line, result)  # type: ignore[arg-type]
+        self.post_message(self.CommandDone(line, self.session.run_command(line)))
 
-    async def _command_done(self, line: str, result: CommandResult) -> None:
+    async def on_ask_pane_command_done(self, message: CommandDone) -> None:
+        line, result = message.line, message.result
         if not result.ok:
             # The line stays in the prompt so the user can fix it.
             notify_plain(self, result.markdown or f"{line} failed", severity="error")
@@ -441,31 +444,27 @@ and tokens per second. The transcript follows new text unless you scroll up.
             view = AskTurn(line, command=True)
             await self._mount_turn(view)
             await view.show_markdown(shown)
-        await self._carry_out(result.action, line)
+        await self._carry_out(result.action)
 
-    async def _carry_out(self, action: str | None, line: str) -> None:
-        if line.split()[0] == "/model":
-            settings = self.vault.config.provider
-            self.post_message(ModelChanged(settings.name, settings.model))
-        if not action:
-            return
-        kind, _, argument = action.partition(":")
-        app: Any = self.app
-        if kind == "quit":
-            app.exit()
-        elif kind == "clear":
-            await self.transcript.remove_children()
-        elif kind == "theme":
-            app.apply_theme(argument)
-        elif kind == "ask":
-            self.prompt.set_prompt("")
-            self.ask(argument)
-        elif kind == "pane":
-            self.post_message(ShowPane(argument))
-        elif kind == "note":
-            self.post_message(OpenNote(argument))
-        elif kind == "refresh":
-            self.post_message(VaultWritten(ALL_KINDS))
+    async def _carry_out(self, action: CommandAction | None) -> None:
+        match action:
+            case Quit():
+                self.app.exit()
+            case ClearTranscript():
+                await self.transcript.remove_children()
+            case ApplyTheme(name=name):
+                self.post_message(ThemeChosen(name))
+            case AskAgain(question=question):
+                self.prompt.set_prompt("")
+                self.ask(question)
+            case ShowPaneAction(pane=pane):
+                self.post_message(ShowPane(pane))
+            case ShowNote(ref=ref):
+                self.post_message(OpenNote(ref))
+            case Refresh():
+                self.post_message(VaultWritten(ALL_KINDS))
+            case ModelSwitched(provider=provider, model=model):
+                self.post_message(ModelChanged(provider, model))
 
     def action_clear(self) -> None:
         self.transcript.remove_children()
@@ -490,7 +489,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
             [
                 SimpleCommand(
                     escape(visible(f"[{number}] {title}", multiline=False)),
-                    lambda ref=ref: self.post_message(OpenNote(ref)),
+                    partial(self._open_cited, ref),
                     "Open in the Notes pane",
                 )
                 for number, title, ref in self.last_sources
@@ -498,8 +497,11 @@ and tokens per second. The transcript follows new text unless you scroll up.
             placeholder="Open a note the last answer cited…",
         )
 
-    def palette_commands(self) -> list[tuple[str, str, Any]]:
-        commands: list[tuple[str, str, Any]] = []
+    def _open_cited(self, ref: str) -> None:
+        self.post_message(OpenNote(ref))
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        commands: list[PaletteCommand] = []
         if self.is_asking:
             commands.append(
                 ("Stop the answer", "Cancel the answer being written", self.action_cancel)
@@ -517,7 +519,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
                 (
                     f"Open cited note [{number}] {title}",
                     "Cited by the last answer",
-                    lambda ref=ref: self.post_message(OpenNote(ref)),
+                    partial(self._open_cited, ref),
                 )
             )
         return commands
@@ -542,13 +544,14 @@ and tokens per second. The transcript follows new text unless you scroll up.
     @work(thread=True, exclusive=True, exit_on_error=False, group="ask-preview")
     def _compute_preview(self, text: str) -> None:
         try:
-            pack: ContextPack | str = self.engine.preview(text)
+            pack: ContextPack | str = self.session.preview(text)
         except LoreError as exc:
             pack = exc.message
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._show_preview, text, pack)
+            self.post_message(self.PreviewReady(text, pack))
 
-    def _show_preview(self, text: str, pack: ContextPack | str) -> None:
+    def on_ask_pane_preview_ready(self, message: PreviewReady) -> None:
+        pack = message.pack
         panel = self.preview if self.query(ContextPreview) else None
         if isinstance(pack, str):
             if panel is not None:
@@ -561,10 +564,48 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     # -- outside changes ---------------------------------------------------------------------
 
-    def on_vault_changed(self, message: VaultChanged) -> None:
-        if message.kinds & {"notes", "memory", "history"} and not self.is_asking:
+    def vault_changed(self, kinds: frozenset[str]) -> None:
+        if not self.is_asking:
             self._refresh_preview(self.prompt.text, force=True)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         event.stop()
         report_worker_failure(self, event.worker, event.state)  # type: ignore[arg-type]
+
+
+class _TurnListener(AskListener):
+    """Draws one ask into its turn in the transcript as the events arrive."""
+
+    def __init__(self, pane: AskPane, view: AskTurn) -> None:
+        self.pane = pane
+        self.view = view
+        self.stream = Markdown.get_stream(view.answer)
+        self.parts: list[str] = []
+
+    @property
+    def answer(self) -> str:
+        return "".join(self.parts)
+
+    async def started(self, event: AskStarted) -> None:
+        self.pane._live["sent"] = event.pack.total_tokens
+
+    async def delta(self, text: str) -> None:
+        live = self.pane._live
+        if live["first"] is None:
+            live["first"] = time.monotonic()
+        self.parts.append(text)
+        live["tokens"] = estimate_tokens(self.answer)
+        await self.stream.write(visible(text, multiline=True))
+
+    async def finished(self, event: AskFinished) -> None:
+        await self.stream.stop()
+        await self.view.finish(event.turn, event.pack)
+        self.pane._remember_sources(event.pack, event.turn.cited)
+
+    async def failed(self, event: AskFailed) -> None:
+        await self.stream.stop()
+        self.view.failed(event.error_message)
+
+    async def notice(self, notice: AskNotice, event: AskEvent) -> None:
+        title = "The answer failed" if isinstance(event, AskFailed) else ""
+        notify_plain(self.pane, notice.text, title=title, severity=NOTICE_SEVERITY[notice.level])

@@ -10,7 +10,7 @@ from textual.app import App, SuspendNotSupported
 from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
-from lore.core.editor import editor_command
+from lore.core.public import editor_command
 from lore.errors import LoreError
 from lore.tui.held_text import notify_plain
 

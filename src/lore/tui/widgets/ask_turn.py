@@ -8,9 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
 
-from lore.core.display_text import visible
-from lore.core.pack import ContextPack
-from lore.core.turns import Turn
+from lore.core.public import ContextPack, Turn, visible
 from lore.rich_display import plain
 
 NOTE_LINK = "note:"

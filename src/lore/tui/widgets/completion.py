@@ -6,7 +6,7 @@ from rich.text import Text
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from lore.core.commands import CommandRegistry, SlashCommand
+from lore.core.public import CommandRegistry, SlashCommand
 
 MAX_SHOWN = 8
 

@@ -6,7 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
-from lore.core.display_text import visible
+from lore.core.public import visible
 from lore.tui.widgets.meter import ContextMeter
 
 

@@ -8,7 +8,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from lore.core.pack import ContextPack
+from lore.core.public import ContextPack
 from lore.rich_display import plain
 
 SECTION_TITLES = {
