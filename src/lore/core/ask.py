@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lore.core.citations import check_citations
+from lore.core.history import HistoryStore
+from lore.core.memory import MemoryStore
 from lore.core.notes import utc_now
 from lore.core.pack import ContextPack, build_pack
 from lore.core.providers.base import GenerationOptions, Provider
@@ -34,8 +36,6 @@ from lore.errors import LoreError, UsageError
 
 if TYPE_CHECKING:
     from lore.core.compaction import CompactionReport
-    from lore.core.history import HistoryStore
-    from lore.core.memory import MemoryStore
 
 # The live window can be long; the pack only ever fits the newest few dozen turns.
 MAX_RECENT_TURNS = 32
@@ -105,8 +105,9 @@ class AskEngine:
     ) -> None:
         self.vault = vault
         self._provider = provider
-        self._history: HistoryStore | None = None
-        self._memory: MemoryStore | None = None
+        # Made here, not on first use: the threads an ask runs on would race to make them.
+        self._history = HistoryStore(vault)
+        self._memory = MemoryStore(vault, self._history)
         self.last_turn: Turn | None = None
         # A conversation this engine starts has no turns in the history to look back at.
         self._continued = conversation is not None
@@ -133,18 +134,10 @@ class AskEngine:
 
     @property
     def history(self) -> HistoryStore:
-        if self._history is None:
-            from lore.core.history import HistoryStore
-
-            self._history = HistoryStore(self.vault)
         return self._history
 
     @property
     def memory(self) -> MemoryStore:
-        if self._memory is None:
-            from lore.core.memory import MemoryStore
-
-            self._memory = MemoryStore(self.vault)
         return self._memory
 
     # -- the one path to a pack --------------------------------------------------------------

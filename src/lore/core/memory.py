@@ -82,11 +82,12 @@ def render_state(state: MemoryState) -> str:
 class MemoryStore:
     """The archive of one vault, reloaded whenever another process replaced it."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: Vault, history: HistoryStore | None = None) -> None:
         self.vault = vault
         self.path: Path = vault.layout.memory / MEMORY_FILE_NAME
         # Where live turns are read from; the archive itself never opens history.jsonl.
-        self.history = HistoryStore(vault)
+        # Given the ask engine's store, one offset index serves both.
+        self.history = history or HistoryStore(vault)
         self.problem: str | None = None
         self._state = MemoryState()
         self._stamp: _Stamp | None = None
