@@ -152,10 +152,11 @@ def plain_words(text: str, limit: int = MAX_QUERY_WORDS) -> list[str]:
 def typed_query(text: str) -> bool:
     """Whether `text` could have been typed as a query, so that its syntax is meant: one line
     (a search box has no line breaks to type), short, and of few words."""
-    return (
-        len(text) <= MAX_TYPED_CHARS
-        and "\n" not in text.strip()
-        and len(plain_words(text, MAX_QUERY_WORDS + 1)) <= MAX_QUERY_WORDS
+    if len(text) > MAX_TYPED_CHARS or "\n" in text.strip():
+        return False
+    # Words are parted by at least one other character: a short text cannot hold too many.
+    return len(text) < 2 * MAX_QUERY_WORDS or (
+        len(plain_words(text, MAX_QUERY_WORDS + 1)) <= MAX_QUERY_WORDS
     )
 
 
