@@ -18,10 +18,11 @@ from typing import Any, Literal
 
 from lore.config import TrustLevel
 from lore.core.audit import AuditEntry, AuditLog
-from lore.core.gates import GateContext, Verdict, run_gates
+from lore.core.gates.admission import GateContext, run_gates
 from lore.core.gates.detector import InjectionDetector, load_detector
 from lore.core.gates.llm import AsyncRunner
 from lore.core.gates.review import Reviewer
+from lore.core.gates.types import Verdict
 from lore.core.ingest.chunking import chunk
 from lore.core.ingest.extract import Extractor
 from lore.core.ingest.filing import Catalog, Filer
