@@ -30,7 +30,7 @@ from lore.core.versioning import (
     record_edit,
     restore_note,
 )
-from lore.errors import NoteNotFound
+from lore.errors import NoteExists, NoteNotFound
 
 HOSTILE_DOC = """# Bakery
 
@@ -122,11 +122,23 @@ def test_a_session_names_its_actor_in_the_commits_of_its_writes(vault: Vault) ->
     assert [v.actor for v in session.note_versions("Mars")] == ["ada"]
 
 
-def test_a_failed_operation_makes_no_commit(vault: Vault) -> None:
+def test_an_operation_that_writes_nothing_commits_nothing(vault: Vault) -> None:
     vault.create_note("Mars", "Mars is red.")
-    with pytest.raises(Exception, match="already exists"):
+    (vault.layout.notes / "by-hand.md").write_text("# By hand\n")
+    with pytest.raises(NoteExists):
         vault.create_note("Mars", "again")
     assert subjects(vault) == ["create: Mars", "init: Test"]
+    # The edit made outside waits for the next operation that writes.
+    vault.create_note("Venus", "Venus is hot.")
+    assert subjects(vault)[:2] == [
+        "create: Venus",
+        "external edits: 1 file changed outside Lore: notes/by-hand.md",
+    ]
+
+
+def test_a_title_with_control_characters_makes_a_clean_commit_message(vault: Vault) -> None:
+    vault.create_note("Nul\x00 and \x1b[31mred", "x")
+    assert subjects(vault)[0] == "create: Nul and [31mred"
 
 
 def test_an_ingest_run_is_one_commit_listing_its_sources(vault: Vault, tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import secrets
 import threading
 from collections.abc import Iterable, Iterator
@@ -62,6 +63,7 @@ _UNFINISHED = ":(exclude,glob)**/.*.tmp"
 OWNED_SCOPE = (".", ":(exclude).lore", *(f":(exclude){name}" for name in UNVERSIONED), _UNFINISHED)
 USER_SCOPE = (*LORE_PATHS, _UNFINISHED)
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 MAX_LISTED = 40
 MAX_SUBJECT_CHARS = 100
 
@@ -94,6 +96,12 @@ class Operation:
     # since the old text's exact copy goes to trash/.
     renamed: list[tuple[str, str]] = field(default_factory=list)
     journaled_summary: str | None = None
+    # Left uncommitted before it began, committed ahead of its own commit: files written by
+    # operations that died first (their journals, finished or not), and edits made outside.
+    interrupted: list[dict[str, Any]] = field(default_factory=list)
+    finished: list[dict[str, Any]] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
 
     def describe(self, summary: str | None = None, details: Iterable[str] = ()) -> None:
         """Set what the commit message says the operation did."""
@@ -136,7 +144,8 @@ def commit_message(
     if lines:
         parts.append("\n".join(lines))
     parts.append("\n".join(trailers))
-    return "\n\n".join(parts) + "\n"
+    # A title may hold any character; a commit message cannot hold NUL or escapes.
+    return _CONTROL.sub("", "\n\n".join(parts) + "\n")
 
 
 def _signature(path: Path) -> Signature:
@@ -422,18 +431,14 @@ class VaultVersions:
             return
         try:
             dirty = uncommitted(repo, self.vault.root)
+            op.snapshot = {path: sig for path, sig in dirty.items() if path not in adopted}
             journals = self._journals()
             # While another operation is between two of its steps, what is uncommitted may
-            # be its unfinished work: nothing is swept up as recovered or external then.
-            live = [journal for journal in journals if _is_live(journal)]
-            if not live:
-                if journals:
-                    dirty = self._recover(repo, dirty, journals, adopted)
-                outside = sorted(path for path in dirty if path not in adopted)
-                if repo.owned and outside:
-                    self._commit_external(repo, outside)
-                    dirty = {path: dirty[path] for path in adopted if path in dirty}
-            op.snapshot = {path: sig for path, sig in dirty.items() if path not in adopted}
+            # be its unfinished work: nothing is taken as recovered or external then.
+            if journals and not any(_is_live(journal) for journal in journals):
+                self._find_interrupted(repo, op, journals)
+            if repo.owned and not any(_is_live(journal) for journal in journals):
+                op.external = sorted(set(op.snapshot) - set(op.recovered))
             with _LIVE_GUARD:
                 _LIVE.add(op.id)
             self._write_journal(op)
@@ -441,7 +446,31 @@ class VaultVersions:
         except VaultError as exc:
             self._warn(f"{exc}; this change will be committed later")
 
+    def _find_interrupted(
+        self, repo: Repository, op: Operation, journals: list[dict[str, Any]]
+    ) -> None:
+        """Which uncommitted files operations that died before their commit wrote."""
+        catalog = self.catalog()
+        catalog.sync(repo)
+        for journal in journals:
+            if catalog.commit_for_operation(str(journal.get("id", ""))) is None:
+                op.interrupted.append(journal)
+            else:
+                op.finished.append(journal)
+        recovered: set[str] = set()
+        for journal in op.interrupted:
+            before = journal.get("snapshot") or {}
+            for path, sig in op.snapshot.items():
+                was = before.get(path, _ABSENT)
+                if was is _ABSENT or _as_signature(was) != sig:
+                    recovered.add(path)
+        op.recovered = sorted(recovered)
+
     def _finish(self, op: Operation, failure: str | None) -> None:
+        """Commit what the operation wrote; first, in commits of their own, what others
+        left uncommitted before it began, as it was then. What operations that died wrote
+        is committed even when this one wrote nothing; edits made outside Lore wait for an
+        operation that writes."""
         repo = self._repository
         assert repo is not None
         dirty = uncommitted(repo, self.vault.root)
@@ -449,60 +478,51 @@ class VaultVersions:
         if mine and op.summary != op.journaled_summary:
             # Said once the work was done: a crash in the commit still names it.
             self._write_journal(op)
-        # In Lore's own repository, with nothing uncommitted when the operation began, the
-        # index holds nothing but what the operation wrote.
-        only = bool(op.snapshot) or not repo.owned
-        if commit(repo, mine, op.message(failure), only=only):
-            op.commit = self._committed(repo, [op.id], op.actor, op.message(failure))
+        # Files the operation itself changed since go into its own commit.
+        as_left = {path for path in dirty if path not in mine}
+        for journal in op.finished:
+            self._drop_journal(str(journal.get("id", "")))
+        if op.interrupted:
+            recovered = [path for path in op.recovered if path in as_left]
+            self._commit_recovered(repo, op.interrupted, recovered)
+        if mine:
+            external = [path for path in op.external if path in as_left]
+            if external:
+                self._commit_external(repo, external)
+            message = op.message(failure)
+            # Lore's own repository holds nothing staged but what Lore stages for a commit.
+            if commit(repo, mine, message, only=not repo.owned):
+                op.commit = self._committed(repo, [op.id], op.actor, message)
         self._drop_journal(op.id)
 
     # -- what was left uncommitted ---------------------------------------------------------
 
-    def _recover(
-        self,
-        repo: Repository,
-        dirty: dict[str, Signature],
-        stale: list[dict[str, Any]],
-        adopted: set[str],
-    ) -> dict[str, Signature]:
-        """Commit what operations that died before their commit wrote; what is left over."""
-        catalog = self.catalog()
-        catalog.sync(repo)
-        interrupted = []
-        for journal in stale:
-            if catalog.commit_for_operation(str(journal.get("id", ""))) is None:
-                interrupted.append(journal)
-        changed: set[str] = set()
-        for journal in interrupted:
-            before = journal.get("snapshot") or {}
-            for path, sig in dirty.items():
-                was = before.get(path, _ABSENT)
-                if path not in adopted and (was is _ABSENT or _as_signature(was) != sig):
-                    changed.add(path)
-        if interrupted and changed:
-            ids = [str(journal.get("id", "")) for journal in interrupted]
-            first = interrupted[0]
-            if len(interrupted) == 1:
-                summary = _one_line(f"{first.get('name', '')}: {first.get('summary', '')}")
-                summary = summary.rstrip(": ")
-            else:
-                summary = f"{len(interrupted)} operations"
-            details = [
-                "Written by an operation that stopped before it could commit:",
-                *(
-                    f"{journal.get('name', '')} by {journal.get('actor', '')}, "
-                    f"started {journal.get('started', '')}"
-                    + (f": {journal.get('summary')}" if journal.get("summary") else "")
-                    for journal in interrupted
-                ),
-            ]
-            actor = str(first.get("actor") or "lore")
-            message = commit_message("recovered", summary, actor, ids, details)
-            if commit(repo, sorted(changed), message):
-                self._committed(repo, ids, actor, message)
-        for journal in stale:
-            self._drop_journal(str(journal.get("id", "")))
-        return {path: sig for path, sig in dirty.items() if path not in changed}
+    def _commit_recovered(
+        self, repo: Repository, interrupted: list[dict[str, Any]], paths: list[str]
+    ) -> None:
+        """Commit what operations that died before their commit wrote."""
+        ids = [str(journal.get("id", "")) for journal in interrupted]
+        first = interrupted[0]
+        if len(interrupted) == 1:
+            summary = _one_line(f"{first.get('name', '')}: {first.get('summary', '')}")
+            summary = summary.rstrip(": ")
+        else:
+            summary = f"{len(interrupted)} operations"
+        details = [
+            "Written by an operation that stopped before it could commit:",
+            *(
+                f"{journal.get('name', '')} by {journal.get('actor', '')}, "
+                f"started {journal.get('started', '')}"
+                + (f": {journal.get('summary')}" if journal.get("summary") else "")
+                for journal in interrupted
+            ),
+        ]
+        actor = str(first.get("actor") or "lore")
+        message = commit_message("recovered", summary, actor, ids, details)
+        if commit(repo, paths, message, only=not repo.owned):
+            self._committed(repo, ids, actor, message)
+        for one in ids:
+            self._drop_journal(one)
 
     def _commit_external(self, repo: Repository, paths: list[str]) -> None:
         noun = "file" if len(paths) == 1 else "files"
@@ -514,7 +534,7 @@ class VaultVersions:
             [],
             paths,
         )
-        if commit(repo, paths, message):
+        if commit(repo, paths, message, only=not repo.owned):
             self._committed(repo, [], "external", message)
 
     def _committed(self, repo: Repository, ids: list[str], actor: str, message: str) -> str:
