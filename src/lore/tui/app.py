@@ -51,7 +51,6 @@ from lore.tui.terminal_keys import read_escaped_digits_as_alt
 from lore.tui.theming import load_textual_themes, lore_variable_defaults
 from lore.tui.widgets.footer import LoreFooter
 from lore.tui.widgets.header import LoreHeader
-from lore.tui.widgets.help_screen import HelpScreen
 from lore.tui.widgets.meter import ContextMeter
 
 POLL_SECONDS = 2.0
@@ -137,7 +136,6 @@ class LoreApp(App[None]):
         read_escaped_digits_as_alt()
         self.session = session
         self.quarantine_count: int | None = None
-        self._unmounted_panes: dict[str, Widget] = {}
         self._pending_note: str | None = None
         # The pane last asked for, which the tab bar reports as active a moment later.
         self.requested_pane: str | None = None
@@ -171,15 +169,10 @@ class LoreApp(App[None]):
             ),
             id="pane-tabs",
         )
-        for pane_id, _, spec in PANES:
-            widget = self._make_pane(pane_id, spec)
-            # Only the first pane is needed for the first screen; the others are mounted,
-            # hidden, once it has been drawn.
-            if pane_id == "ask":
-                yield widget
-            else:
-                widget.display = False
-                self._unmounted_panes[pane_id] = widget
+        # Only the first pane is needed for the first screen; the others (and the modules
+        # they need) are made and mounted, hidden, once it has been drawn.
+        first_id, _, first_spec = PANES[0]
+        yield self._make_pane(first_id, first_spec)
         yield LoreFooter()
 
     def _make_pane(self, pane_id: str, spec: str) -> LorePane:
@@ -213,11 +206,13 @@ class LoreApp(App[None]):
         self._open_index()
         self._count_quarantine()
         self._watch_vault()
-        pending, self._unmounted_panes = self._unmounted_panes, {}
+        pending = [self._make_pane(pane_id, spec) for pane_id, _, spec in PANES[1:]]
+        for widget in pending:
+            widget.display = False
         try:
             # On the screen the footer is on, even if a dialog is open over it by now.
             footer = self.query_one(LoreFooter)
-            await footer.screen.mount_all(pending.values(), before=footer)
+            await footer.screen.mount_all(pending, before=footer)
         except MountError:
             return  # the app is closing
         # A pane asked for before it was mounted (a key pressed at start-up) is shown now.
@@ -395,6 +390,8 @@ class LoreApp(App[None]):
         pane_help = widget.HELP if isinstance(widget, LorePane) else ""
         title = self.PANE_LABELS.get(self.active_pane, "Lore")
         parts = [f"# {title}", pane_help.strip() or "", "## Lore", APP_HELP, self._keys_table()]
+        from lore.tui.widgets.help_screen import HelpScreen
+
         self.push_screen(HelpScreen("\n\n".join(part for part in parts if part)))
 
     def _keys_table(self) -> str:

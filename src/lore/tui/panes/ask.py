@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -22,30 +22,21 @@ from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.message import Message
 from textual.timer import Timer
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from lore.core.public import (
     ApplyTheme,
     AskAgain,
-    AskEvent,
-    AskFailed,
-    AskFinished,
-    AskListener,
-    AskNotice,
-    AskStarted,
     ClearTranscript,
     CommandAction,
     CommandResult,
-    ContextPack,
     ModelSwitched,
     Quit,
     Refresh,
     ShowNote,
     TableData,
-    estimate_tokens,
     linkable_uri,
-    relay_ask,
     visible,
 )
 from lore.core.public import ShowPane as ShowPaneAction
@@ -68,6 +59,11 @@ from lore.tui.widgets.completion import SlashCompletions
 from lore.tui.widgets.preview import ContextPreview
 from lore.tui.widgets.prompt import PromptArea
 
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+
+    from lore.core.public import ContextPack
+
 PREVIEW_DELAY_S = 0.4
 MAX_MOUNTED_TURNS = 40
 RECALL_TURNS = 200
@@ -88,9 +84,6 @@ def key_label(keys: str) -> str:
         names.get(part, part.upper() if len(part) == 1 else part.capitalize())
         for part in first.split("+")
     )
-
-
-NOTICE_SEVERITY = {"info": "information", "warning": "warning", "error": "error"}
 
 
 def table_markdown(table: TableData) -> str:
@@ -353,9 +346,13 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     @work(exclusive=True, exit_on_error=False, group="ask")
     async def _ask(self, question: str) -> None:
+        # The ask machinery loads with the first question, not with the first screen.
+        from lore.core.public import relay_ask
+        from lore.tui.panes.ask_listener import TurnListener
+
         view = AskTurn(question)
         await self._mount_turn(view)
-        listener = _TurnListener(self, view)
+        listener = TurnListener(self, view)
         self._live = {"started": time.monotonic(), "first": None, "tokens": 0, "sent": None}
         self._start_status()
         try:
@@ -379,7 +376,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
         if self.is_asking and self.asking is not None:
             self.asking.cancel()
 
-    def _remember_sources(self, pack: ContextPack, cited: list[str]) -> None:
+    def remember_sources(self, pack: ContextPack, cited: list[str]) -> None:
         self.last_sources = [
             (item.number, item.label, item.ref)
             for item in pack.notes()
@@ -471,8 +468,7 @@ and tokens per second. The transcript follows new text unless you scroll up.
 
     # -- citations ---------------------------------------------------------------------------
 
-    @on(Markdown.LinkClicked)
-    def _link_clicked(self, event: Markdown.LinkClicked) -> None:
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
         event.stop()
         if event.href.startswith(NOTE_LINK):
             self.post_message(OpenNote(event.href[len(NOTE_LINK) :]))
@@ -571,41 +567,3 @@ and tokens per second. The transcript follows new text unless you scroll up.
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         event.stop()
         report_worker_failure(self, event.worker, event.state)  # type: ignore[arg-type]
-
-
-class _TurnListener(AskListener):
-    """Draws one ask into its turn in the transcript as the events arrive."""
-
-    def __init__(self, pane: AskPane, view: AskTurn) -> None:
-        self.pane = pane
-        self.view = view
-        self.stream = Markdown.get_stream(view.answer)
-        self.parts: list[str] = []
-
-    @property
-    def answer(self) -> str:
-        return "".join(self.parts)
-
-    async def started(self, event: AskStarted) -> None:
-        self.pane._live["sent"] = event.pack.total_tokens
-
-    async def delta(self, text: str) -> None:
-        live = self.pane._live
-        if live["first"] is None:
-            live["first"] = time.monotonic()
-        self.parts.append(text)
-        live["tokens"] = estimate_tokens(self.answer)
-        await self.stream.write(visible(text, multiline=True))
-
-    async def finished(self, event: AskFinished) -> None:
-        await self.stream.stop()
-        await self.view.finish(event.turn, event.pack)
-        self.pane._remember_sources(event.pack, event.turn.cited)
-
-    async def failed(self, event: AskFailed) -> None:
-        await self.stream.stop()
-        self.view.failed(event.error_message)
-
-    async def notice(self, notice: AskNotice, event: AskEvent) -> None:
-        title = "The answer failed" if isinstance(event, AskFailed) else ""
-        notify_plain(self.pane, notice.text, title=title, severity=NOTICE_SEVERITY[notice.level])

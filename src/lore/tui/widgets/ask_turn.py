@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
-from lore.core.public import ContextPack, Turn, visible
+from lore.core.public import visible
 from lore.rich_display import plain
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+
+    from lore.core.public import ContextPack, Turn
 
 NOTE_LINK = "note:"
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
@@ -102,11 +108,17 @@ class AskTurn(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(plain("› " + self.question, multiline=True), classes="ask-question")
+        # Imported with the first turn: Markdown brings markdown-it, which the first screen
+        # of the app has no use for.
+        from textual.widgets import Markdown
+
         yield Markdown("", open_links=False, classes="ask-answer")
         yield Static("", classes="ask-figures")
 
     @property
     def answer(self) -> Markdown:
+        from textual.widgets import Markdown
+
         return self.query_one(Markdown)
 
     def figures(self, text: str) -> None:

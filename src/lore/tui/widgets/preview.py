@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from lore.core.public import ContextPack
 from lore.rich_display import plain
+
+if TYPE_CHECKING:
+    from lore.core.public import ContextPack
 
 SECTION_TITLES = {
     "instructions": "Instructions",
