@@ -206,6 +206,13 @@ class LoreApp(App[None]):
         self._open_index()
         self._count_quarantine()
         self._watch_vault()
+        # The footer's keys are drawn first: they complete the first screen, while the other
+        # panes take a few hundred milliseconds to make, most of it importing their modules.
+        self.call_after_refresh(self._mount_hidden_panes)
+
+    async def _mount_hidden_panes(self) -> None:
+        if not self.is_running:
+            return
         pending = [self._make_pane(pane_id, spec) for pane_id, _, spec in PANES[1:]]
         for widget in pending:
             widget.display = False
