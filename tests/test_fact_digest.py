@@ -53,3 +53,29 @@ def test_a_summary_of_summaries_names_every_part_first() -> None:
     assert any("274" in line for line in lines)
     # In the order they were asked.
     assert summary.index("Phobos") < summary.index("95") < summary.index("274")
+
+
+def test_digests_and_summaries_of_mixed_text_always_fit_their_budget() -> None:
+    # Sizes are counted as parts are chosen, not by joining each trial: the result must
+    # still fit the estimate of the text as written, in and outside ASCII.
+    import random
+
+    pieces = [
+        "Mars has 2 moons.",
+        "Phobos, (the) larger one, orbits in 7.6 hours!",
+        "東京 は 日本 の 首都 です。",
+        "Naïve café — «not» the same; 2½ times more?",
+        "A",
+        "İstanbul ſo KNOW the answer: no.",
+        "x" * 90,
+    ]
+    rng = random.Random(7)
+    for _ in range(400):
+        question = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 3)))
+        answer = " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        budget = rng.randint(1, 40)
+        digest = fact_digest(question, answer, [], budget)
+        if " → " in digest:
+            assert estimate_tokens(digest) <= budget
+        summary = roll_up([digest, answer, question], budget)
+        assert estimate_tokens(summary) <= budget

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 from lore.core.passages import STOPWORDS, split_sentences, words
 from lore.core.search.query import stem_word
@@ -32,27 +34,116 @@ _KEPT = frozenset(_KEPT_TEXT.split())
 _QUESTION_SHARE = 0.35
 _NOTES_SHARE = 0.25
 _MAX_CITED = 3
+# A history repeats its words: each is stemmed once.
+_stem = lru_cache(maxsize=65_536)(stem_word)
+
+_Size = tuple[int, int, int]
+
+
+def _size(text: str) -> _Size:
+    """What `estimate_tokens` counts in `text`: characters, words, characters outside ASCII."""
+    characters = len(text)
+    outside = 0 if text.isascii() else characters - len(text.encode("ascii", "ignore"))
+    return characters, len(text.split()), outside
+
+
+@dataclass(slots=True)
+class _Tally:
+    """The estimate of parts joined by one space or newline each, kept as parts are added.
+
+    The estimate of a join depends only on its total characters, words and characters
+    outside ASCII, so a greedy choice tries each candidate in constant time instead of
+    joining and counting the whole trial again.
+    """
+
+    parts: int = 0
+    characters: int = 0
+    words: int = 0
+    outside: int = 0
+
+    def tokens_with(self, size: _Size) -> int:
+        characters = self.characters + size[0] + (1 if self.parts else 0)
+        words = self.words + size[1]
+        # estimate_tokens: max(ceil(characters / 4), ceil(words * 1.3), outside ASCII).
+        return max(-(-characters // 4), -(-words * 13 // 10), self.outside + size[2])
+
+    def add(self, size: _Size) -> None:
+        self.characters += size[0] + (1 if self.parts else 0)
+        self.words += size[1]
+        self.outside += size[2]
+        self.parts += 1
+
+
+class _Token(NamedTuple):
+    """What a digest asks of one whitespace-separated token, worked out once per token."""
+
+    text: str
+    size: _Size
+    # A stopword once its edge punctuation is stripped, and not one of the words kept.
+    filler: bool
+    digit: bool
+    capital: bool
+    # The stems of its words, and the stem and capital of the token without its edges.
+    stems: frozenset[str]
+    bare_stem: str
+    bare_capital: bool
+
+
+@lru_cache(maxsize=32_768)
+def _token(text: str) -> _Token:
+    # A token of word characters only has no edge punctuation to strip.
+    bare = text if text.isalnum() else _EDGE_PUNCTUATION.sub("", text)
+    lowered = bare.lower()
+    return _Token(
+        text=text,
+        size=_size(text),
+        filler=lowered in STOPWORDS and lowered not in _KEPT,
+        digit=_has_digit(text),
+        capital=text[:1].isupper(),
+        stems=frozenset(_stem(word) for word in words(text)),
+        bare_stem=_stem(lowered),
+        bare_capital=bare[:1].isupper(),
+    )
+
+
+def _telling_tokens(text: str) -> list[_Token]:
+    return [token for token in map(_token, text.split()) if not token.filler]
 
 
 def telegraphic(text: str) -> str:
     """`text` without its stopwords; numbers, names, negations and comparisons stay."""
-    kept = []
-    for token in text.split():
-        bare = _EDGE_PUNCTUATION.sub("", token).lower()
-        if bare in STOPWORDS and bare not in _KEPT:
-            continue
-        kept.append(token)
-    return " ".join(kept)
+    return " ".join(token.text for token in _telling_tokens(text))
+
+
+def _has_digit(token: str) -> bool:
+    # Letters are never digits: most tokens are decided without looking at each character.
+    return not token.isalpha() and any(map(str.isdigit, token))
 
 
 def _fact_weight(sentence: str, question_terms: set[str]) -> float:
     """How much a sentence states: what the question asked about most, then numbers, then
     names."""
-    tokens = sentence.split()
-    numbers = sum(1 for token in tokens if any(ch.isdigit() for ch in token))
-    names = sum(1 for token in tokens[1:] if token[:1].isupper())
-    shared = len({stem_word(word) for word in words(sentence)} & question_terms)
+    return _tokens_weight([_token(token) for token in sentence.split()], question_terms)
+
+
+def _tokens_weight(tokens: list[_Token], question_terms: set[str]) -> float:
+    numbers = sum(1 for token in tokens if token.digit)
+    names = sum(1 for token in tokens[1:] if token.capital)
+    shared = (
+        len(question_terms.intersection(set().union(*(token.stems for token in tokens))))
+        if question_terms
+        else 0
+    )
     return 3.0 * shared + 2.0 * numbers + names
+
+
+def _joined_size(tokens: list[_Token]) -> _Size:
+    """The `_size` of the tokens joined by single spaces."""
+    return (
+        sum(token.size[0] for token in tokens) + len(tokens) - 1,
+        len(tokens),
+        sum(token.size[2] for token in tokens),
+    )
 
 
 def _fits(text: str, limit: int) -> str:
@@ -60,34 +151,36 @@ def _fits(text: str, limit: int) -> str:
     if estimate_tokens(text) <= limit:
         return text
     kept: list[str] = []
+    tally = _Tally()
     for token in text.split():
-        if estimate_tokens(" ".join([*kept, token])) > limit:
+        size = _size(token)
+        if tally.tokens_with(size) > limit:
             break
+        tally.add(size)
         kept.append(token)
     return " ".join(kept)
 
 
-def _densest_words(sentence: str, limit: int, question_terms: set[str]) -> str:
-    """The words of `sentence` that say most (numbers, the question's words, names), in
+def _densest_words(tokens: list[_Token], limit: int, question_terms: set[str]) -> str:
+    """The words of a sentence that say most (numbers, the question's words, names), in
     their order, within `limit` tokens."""
-    tokens = sentence.split()
 
     def telling(position: int) -> tuple[int, int]:
         token = tokens[position]
-        bare = _EDGE_PUNCTUATION.sub("", token)
-        rank = 3 if any(ch.isdigit() for ch in token) else 0
-        if stem_word(bare.lower()) in question_terms:
-            rank = max(rank, 2)
-        if bare[:1].isupper():
-            rank = max(rank, 1)
-        return -rank, position
+        if token.digit:
+            return -3, position
+        if token.bare_stem in question_terms:
+            return -2, position
+        return (-1 if token.bare_capital else 0), position
 
     kept: list[int] = []
+    tally = _Tally()
     for position in sorted(range(len(tokens)), key=telling):
-        trial = sorted([*kept, position])
-        if estimate_tokens(" ".join(tokens[i] for i in trial)) <= limit:
-            kept = trial
-    return " ".join(tokens[i] for i in kept)
+        size = tokens[position].size
+        if tally.tokens_with(size) <= limit:
+            tally.add(size)
+            kept.append(position)
+    return " ".join(tokens[i].text for i in sorted(kept))
 
 
 def fact_digest(
@@ -111,17 +204,19 @@ def fact_digest(
     asked = _fits(asked, max(1, int(max_tokens * _QUESTION_SHARE)))
     room = max_tokens - estimate_tokens(f"{asked} → {notes}")
     answer = _CITATION.sub("", _LEAD.sub("", answer)).replace(_UNVERIFIED, "")
-    sentences = [telegraphic(sentence) for sentence in split_sentences(answer)]
-    sentences = [sentence for sentence in sentences if sentence]
-    wanted = {stem_word(word) for word in words(question) if word not in STOPWORDS}
+    # Each sentence as its telling tokens: only the sentences chosen are ever joined.
+    sentences = [tokens for tokens in map(_telling_tokens, split_sentences(answer)) if tokens]
+    wanted = {_stem(word) for word in words(question) if word not in STOPWORDS}
     ranked = sorted(
         range(len(sentences)),
-        key=lambda index: (-_fact_weight(sentences[index], wanted), index),
+        key=lambda index: (-_tokens_weight(sentences[index], wanted), index),
     )
     chosen: list[int] = []
+    tally = _Tally()
     for index in ranked:
-        trial = " ".join(sentences[i] for i in sorted([*chosen, index]))
-        if estimate_tokens(trial) <= room:
+        size = _joined_size(sentences[index])
+        if tally.tokens_with(size) <= room:
+            tally.add(size)
             chosen.append(index)
         elif not chosen:
             # Not even the richest sentence fits whole: its most telling words, then.
@@ -129,7 +224,7 @@ def fact_digest(
             if cut:
                 return _joined(asked, cut, notes)
             break
-    facts = " ".join(sentences[i] for i in sorted(chosen))
+    facts = " ".join(" ".join(token.text for token in sentences[i]) for i in sorted(chosen))
     return _joined(asked, facts, notes)
 
 
@@ -172,12 +267,15 @@ def roll_up(texts: Sequence[str], max_tokens: int) -> str:
         key=lambda line: (-density[line], line.part, line.position),
     )
     chosen: list[_Line] = []
+    tally = _Tally()
     for line in order:
-        trial = sorted([*chosen, line])
-        if estimate_tokens("\n".join(item.text for item in trial)) <= max_tokens:
-            chosen = trial
+        size = _size(line.text)
+        if tally.tokens_with(size) <= max_tokens:
+            tally.add(size)
+            chosen.append(line)
         elif not chosen:
             cut = _fits(line.text, max_tokens)
             if cut:
                 chosen = [_Line(line.part, line.position, cut)]
-    return "\n".join(item.text for item in chosen)
+                tally.add(_size(cut))
+    return "\n".join(item.text for item in sorted(chosen))
