@@ -101,12 +101,17 @@ class AskEngine:
     """
 
     def __init__(
-        self, vault: Vault, provider: Provider | None = None, *, conversation: str | None = None
+        self,
+        vault: Vault,
+        provider: Provider | None = None,
+        *,
+        conversation: str | None = None,
+        history: HistoryStore | None = None,
     ) -> None:
         self.vault = vault
         self._provider = provider
         # Made here, not on first use: the threads an ask runs on would race to make them.
-        self._history = HistoryStore(vault)
+        self._history = history or HistoryStore(vault)
         self._memory = MemoryStore(vault, self._history)
         self.last_turn: Turn | None = None
         # A conversation this engine starts has no turns in the history to look back at.

@@ -21,7 +21,6 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
     from lore.core.conversations import Continuation
     from lore.core.doctor import DoctorReport
     from lore.core.history import HistoryStore
-    from lore.core.search import SearchHit
     from lore.core.ingest import IngestReport
     from lore.core.ingest.pipeline import ProgressCallback
     from lore.core.memory_status import MemoryStatus
@@ -46,6 +44,7 @@ if TYPE_CHECKING:
     from lore.core.pack import ContextPack
     from lore.core.providers.base import Provider
     from lore.core.quarantine import HeldClaim, Promotion, Quarantine
+    from lore.core.search import SearchHit
     from lore.core.trust_rules import TrustChange
     from lore.core.turns import Turn
     from lore.core.versioning import LoggedOperation, NoteAtVersion, NoteVersion, RestoreResult
@@ -68,6 +67,8 @@ class LoreSession:
         self._provider = provider
         self._conversation = conversation
         self._continuation: Continuation | None = None
+        self._made: dict[str, Any] = {}
+        self._making = threading.RLock()
         self._change_listeners: list[Callable[[frozenset[str]], None]] = []
         self._listeners_guard = threading.Lock()
 
@@ -149,11 +150,26 @@ class LoreSession:
 
     # -- collaborators, made on first use ----------------------------------------------------
 
-    @cached_property
+    def _once(self, name: str, make: Callable[[], Any]) -> Any:
+        """The collaborator `name`, made by the first thread to ask for it (workers do)."""
+        made = self._made.get(name)
+        if made is None:
+            with self._making:
+                made = self._made.get(name)
+                if made is None:
+                    made = self._made[name] = make()
+        return made
+
+    @property
     def engine(self) -> AskEngine:
+        return self._once("engine", self._make_engine)
+
+    def _make_engine(self) -> AskEngine:
         from lore.core.ask import AskEngine
 
-        return AskEngine(self.vault, self._provider, conversation=self._conversation)
+        return AskEngine(
+            self.vault, self._provider, conversation=self._conversation, history=self.history
+        )
 
     @property
     def provider(self) -> Provider:
@@ -162,28 +178,46 @@ class LoreSession:
 
     @property
     def history(self) -> HistoryStore:
-        return self.engine.history
+        """The one history store of the session: the engine records into it too."""
+        return self._once("history", self._make_history)
 
-    @cached_property
+    def _make_history(self) -> HistoryStore:
+        from lore.core.history import HistoryStore
+
+        return HistoryStore(self.vault)
+
+    @property
     def metrics(self) -> MetricsStore:
+        return self._once("metrics", self._make_metrics)
+
+    def _make_metrics(self) -> MetricsStore:
         from lore.core.metrics import MetricsStore
 
         return MetricsStore(self.vault)
 
-    @cached_property
+    @property
     def quarantine(self) -> Quarantine:
+        return self._once("quarantine", self._make_quarantine)
+
+    def _make_quarantine(self) -> Quarantine:
         from lore.core.quarantine import Quarantine
 
         return Quarantine(self.vault)
 
-    @cached_property
+    @property
     def watcher(self) -> VaultWatcher:
+        return self._once("watcher", self._make_watcher)
+
+    def _make_watcher(self) -> VaultWatcher:
         from lore.core.changes import VaultWatcher
 
         return VaultWatcher(self.vault)
 
-    @cached_property
+    @property
     def commands(self) -> CommandRegistry:
+        return self._once("commands", self._make_commands)
+
+    def _make_commands(self) -> CommandRegistry:
         from lore.core.commands import build_registry
 
         return build_registry()
@@ -207,7 +241,7 @@ class LoreSession:
         changed = frozenset(kinds)
         if not changed:
             return
-        if "watcher" in self.__dict__:  # only a face that watches has one to tell
+        if "watcher" in self._made:  # only a face that watches has one to tell
             self.watcher.absorb(changed)
         with self._listeners_guard:
             listeners = list(self._change_listeners)
@@ -231,7 +265,8 @@ class LoreSession:
             self.vault, continue_latest=continue_latest, new=new
         )
         self._conversation = self._continuation.conversation
-        self.__dict__.pop("engine", None)
+        with self._making:
+            self._made.pop("engine", None)
 
     def check_question(self, question: str) -> str:
         return self.engine.check_question(question)
@@ -251,7 +286,7 @@ class LoreSession:
 
     async def aclose(self) -> None:
         """Close the answering provider's connections (on the loop that used them)."""
-        if "engine" in self.__dict__:
+        if "engine" in self._made:
             await self.engine.aclose()
 
     def preview(self, question: str = "") -> ContextPack:
@@ -485,7 +520,7 @@ class LoreSession:
         from lore.core.history_export import export_turns
 
         chosen = turns if turns is not None else self.history.iter_turns()
-        return export_turns(chosen, target, fmt)  # type: ignore[arg-type]
+        return export_turns(chosen, target, fmt, title=f"{self.name}: history")  # type: ignore[arg-type]
 
     # -- versions ----------------------------------------------------------------------------
 
