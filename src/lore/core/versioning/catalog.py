@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lore.core.versioning.git import Repository
+from lore.errors import VaultError
 
 CATALOG_VERSION = "2"
 
@@ -129,6 +130,12 @@ class VersionCatalog:
         if head is None:
             done = repo.git.run(["rev-parse", "--verify", "--quiet", "HEAD"], accept=(0, 1))
             head = done.stdout.decode().strip() or None
+        try:
+            self._sync(repo, head)
+        except sqlite3.Error as exc:
+            raise VaultError(f"the version catalog {self.path} cannot be updated ({exc})") from None
+
+    def _sync(self, repo: Repository, head: str | None) -> None:
         with self._guard:
             if self._known_head() == head:
                 return

@@ -435,10 +435,11 @@ class VaultVersions:
             journals = self._journals()
             # While another operation is between two of its steps, what is uncommitted may
             # be its unfinished work: nothing is taken as recovered or external then.
-            if journals and not any(_is_live(journal) for journal in journals):
-                self._find_interrupted(repo, op, journals)
-            if repo.owned and not any(_is_live(journal) for journal in journals):
-                op.external = sorted(set(op.snapshot) - set(op.recovered))
+            if not any(_is_live(journal) for journal in journals):
+                if journals:
+                    self._find_interrupted(repo, op, journals)
+                if repo.owned:
+                    op.external = sorted(set(op.snapshot) - set(op.recovered))
             with _LIVE_GUARD:
                 _LIVE.add(op.id)
             self._write_journal(op)
@@ -544,7 +545,7 @@ class VaultVersions:
         head = repo.git.output(["rev-parse", "HEAD"])
         try:
             self.catalog().sync(repo, head)
-        except Exception as exc:  # derived state: it is rebuilt when next read
+        except VaultError as exc:  # derived state: it is rebuilt when next read
             self._warn(f"the version catalog could not be updated ({exc})")
         if ids:
             subject = message.split("\n", 1)[0]
