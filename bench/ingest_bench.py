@@ -1,20 +1,29 @@
 """Offline ingest of a real document set, then the injection corpus, with the figures printed.
 
-Run: .venv/bin/python bench/ingest_bench.py [FOLDER]
+Run: .venv/bin/python bench/ingest_bench.py [FOLDER] [--log-only]
 Without FOLDER it reads Debian's python3.11-doc reST sources (installed with apt-get when
 missing). Targets: the whole set in under 60 s on two cores, peak memory under 500 MB,
 every hostile case held, at most one benign document in twenty wrongly held.
+
+The set is ingested twice, into a vault that commits each operation to git and into one
+that does not (versioning.auto_commit: false), and the two are printed side by side:
+target, versioning costs under 10% more. Last, `lore notes log` as a person runs it, a
+whole process started fresh, on a vault with 10,000 commits (made with git fast-import):
+target under 200 ms, printed beside `lore --version` started the same way.
 """
 
 from __future__ import annotations
 
 import os
+import random
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -23,6 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
 from lore.core.ingest import IngestEvent, ingest, ingest_text  # noqa: E402
+from lore.core.notes import Note, render_note  # noqa: E402
 from lore.core.vault import Vault, init_vault  # noqa: E402
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html/_sources")
@@ -49,9 +59,28 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_corpus(folder: Path, scratch: Path) -> None:
-    vault = Vault.open(init_vault(scratch / "docs-vault"))
+def children_cpu_seconds() -> float:
+    """CPU time of finished child processes: the git commands of a versioned vault."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass
+class IngestRun:
+    wall: float
+    cpu: float
+    git_cpu: float
+    commits: int
+
+
+def bench_corpus(folder: Path, scratch: Path, *, versioned: bool = True) -> IngestRun:
+    root = init_vault(scratch / ("docs-vault" if versioned else "docs-vault-unversioned"))
+    if not versioned:
+        (root / "lore.yaml").write_text("versioning:\n  auto_commit: false\n")
+    vault = Vault.open(root)
+    print(f"versioning {'on' if versioned else 'off'}:")
     files = sorted(p for p in folder.rglob("*") if p.is_file())
+    git_cpu_started = children_cpu_seconds()
     started, cpu_started = time.perf_counter(), cpu_seconds()
     last_source = [started]
 
@@ -83,6 +112,161 @@ def bench_corpus(folder: Path, scratch: Path) -> None:
         print(f"  documents with held claims: {len(held)}")
         for source in held[:8]:
             print(f"    {Path(source.target).name}: {'; '.join(source.reasons)[:110]}")
+    git_cpu = children_cpu_seconds() - git_cpu_started
+    commits = 0
+    if (root / ".git").exists():
+        log = subprocess.run(
+            ["git", "-C", str(root), "rev-list", "--count", "HEAD"], capture_output=True, text=True
+        )
+        commits = int(log.stdout.strip() or 0)
+    return IngestRun(elapsed, cpu, git_cpu, commits)
+
+
+def compare_versioning(folder: Path, scratch: Path) -> None:
+    """The same ingest with versioning off and on; the files are read once first, so
+    neither run pays for a cold disk cache."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            path.read_bytes()
+    off = bench_corpus(folder, scratch, versioned=False)
+    on = bench_corpus(folder, scratch, versioned=True)
+    print("versioning off and on, side by side:")
+    print(f"  {'':<22}{'off':>10}{'on':>10}{'cost':>10}")
+    for label, before, after in (
+        ("wall time (s)", off.wall, on.wall),
+        ("CPU, Lore (s)", off.cpu, on.cpu),
+        ("CPU, git (s)", off.git_cpu, on.git_cpu),
+        ("CPU, both (s)", off.cpu + off.git_cpu, on.cpu + on.git_cpu),
+    ):
+        cost = f"{(after - before) / before * 100:+9.1f}%" if before >= 0.1 else f"{'-':>10}"
+        print(f"  {label:<22}{before:>10.1f}{after:>10.1f}{cost}")
+    print(f"  {'commits':<22}{off.commits:>10}{on.commits:>10}")
+    wall_cost = (on.wall - off.wall) / off.wall * 100
+    cpu_cost = ((on.cpu + on.git_cpu) - (off.cpu + off.git_cpu)) / (off.cpu + off.git_cpu) * 100
+    verdict = "OK" if wall_cost < 10 and cpu_cost < 10 else "MISSED"
+    print(
+        f"  target: versioning costs < 10% more: {verdict} (wall {wall_cost:+.1f}%, CPU {cpu_cost:+.1f}%)"
+    )
+
+
+# -- `lore notes log` on a long history ---------------------------------------------------------
+
+LOG_COMMITS = 10_000
+LOG_NOTES = 2_000
+LOG_TARGET_MS = 200.0
+
+
+def note_file(number: int, revision: int) -> bytes:
+    note = Note(
+        path=f"notes/note-{number}.md",
+        id=f"n{number:017x}",
+        title=f"Note {number}",
+        body=f"Note {number}, revision {revision}.\n",
+        created="2026-01-01T00:00:00Z",
+        updated="2026-01-01T00:00:00Z",
+        trust="trusted",
+        status="active",
+    )
+    return render_note(note).encode("utf-8")
+
+
+def build_long_history(root: Path) -> None:
+    """LOG_COMMITS commits on top of the vault's first: one filing LOG_NOTES notes, then
+    edits of one to three notes each, `Note 7` among them every hundredth."""
+    rng = random.Random(7)
+    stream: list[bytes] = []
+    first = int(time.time()) - LOG_COMMITS
+    template = {number: note_file(number, 0) for number in range(LOG_NOTES)}
+    for commit in range(LOG_COMMITS):
+        if commit == 0:
+            touched = list(range(LOG_NOTES))
+            operation, summary = "ingest", f"{LOG_NOTES} sources"
+        else:
+            touched = sorted({rng.randrange(LOG_NOTES) for _ in range(rng.randint(1, 3))})
+            if commit % 100 == 0 and 7 not in touched:
+                touched.append(7)
+            operation, summary = "edit", f"Note {touched[0]}"
+        message = (
+            f"{operation}: {summary}\n\nLore-Operation: {operation}\nLore-Actor: user\n"
+            f"Lore-Id: {commit:012x}\n"
+        ).encode()
+        stream.append(
+            f"commit refs/heads/main\ncommitter Lore <lore@localhost> {first + commit} +0000\n"
+            f"data {len(message)}\n".encode()
+            + message
+        )
+        if commit == 0:
+            stream.append(b"from refs/heads/main^0\n")
+        for number in touched:
+            data = (
+                template[number]
+                if commit == 0
+                else template[number].replace(b"revision 0.", f"revision {commit}.".encode())
+            )
+            stream.append(f"M 100644 inline notes/note-{number}.md\ndata {len(data)}\n".encode())
+            stream.append(data + b"\n")
+        stream.append(b"\n")
+    git = ["git", "-C", str(root)]
+    subprocess.run([*git, "fast-import", "--quiet"], input=b"".join(stream), check=True)
+    subprocess.run([*git, "reset", "--quiet", "--hard", "main"], check=True)
+
+
+def whole_process_ms(command: list[str], environment: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, env=environment, stdout=subprocess.DEVNULL, check=True)
+    return (time.perf_counter() - started) * 1000
+
+
+def bench_note_log(scratch: Path, rounds: int = 9) -> None:
+    root = init_vault(scratch / "log-vault", "Long history")
+    started = time.perf_counter()
+    build_long_history(root)
+    built = time.perf_counter() - started
+    lore = [sys.executable, "-m", "lore"]
+    environment = dict(os.environ, LORE_HOME=str(scratch / "home"))
+    # Bytecode cached, as for an installed package; see bench/startup_bench.py.
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    environment["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    log = [*lore, "--vault", str(root), "notes", "log", "Note 7"]
+    started = time.perf_counter()
+    subprocess.run(log, env=environment, stdout=subprocess.DEVNULL, check=True)
+    first = time.perf_counter() - started
+    yardsticks = {
+        "version": [*lore, "--version"],
+        "show": [*lore, "--vault", str(root), "notes", "show", "Note 7", "--json"],
+    }
+    times: dict[str, list[float]] = {"log": [], "version": [], "show": []}
+    for number in range(rounds):
+        trio = [("log", log), *yardsticks.items()]
+        for name, command in trio if number % 2 else reversed(trio):
+            times[name].append(whole_process_ms(command, environment))
+    from lore.core.versioning import note_versions
+
+    vault = Vault.open(root)
+    note_versions(vault, "Note 7")
+    started = time.perf_counter()
+    versions = note_versions(vault, "Note 7")
+    in_process = (time.perf_counter() - started) * 1000
+    vault.close()
+    print(f"lore notes log on a vault with {LOG_COMMITS + 1:,} commits and {LOG_NOTES:,} notes:")
+    print(f"  history made with git fast-import in {built:.1f} s")
+    print(
+        f"  first log after the import: {first:.1f} s (builds the version catalog and the "
+        "search index once, as any first command after a clone would)"
+    )
+    log_ms = statistics.median(times["log"])
+    print(
+        f'  lore notes log "Note 7" ({len(versions)} versions): median {log_ms:.0f} ms, '
+        f"p90 {sorted(times['log'])[int(rounds * 0.9) - 1]:.0f} ms over {rounds} fresh processes"
+    )
+    print(
+        f"  yardsticks started the same way: lore --version {statistics.median(times['version']):.0f}"
+        ' ms (start-up alone), lore notes show "Note 7" --json '
+        f"{statistics.median(times['show']):.0f} ms (start-up and opening the vault)"
+    )
+    print(f"  the versions themselves, in process: {in_process:.1f} ms")
+    verdict = "OK" if log_ms < LOG_TARGET_MS else "MISSED"
+    print(f"  target whole process < {LOG_TARGET_MS:.0f} ms: {verdict}")
 
 
 def bench_injection(scratch: Path) -> None:
@@ -112,13 +296,17 @@ def bench_injection(scratch: Path) -> None:
 
 
 def main() -> int:
-    folder = Path(sys.argv[1]) if len(sys.argv) > 1 else ensure_python_docs()
+    arguments = [argument for argument in sys.argv[1:] if not argument.startswith("--")]
+    log_only = "--log-only" in sys.argv[1:]
+    folder = Path(arguments[0]) if arguments else None if log_only else ensure_python_docs()
     with tempfile.TemporaryDirectory(prefix="lore-ingest-bench-") as scratch:
-        if folder is None:
-            print("no document set: install python3.11-doc or pass a folder")
-        else:
-            bench_corpus(folder, Path(scratch))
-        bench_injection(Path(scratch))
+        if not log_only:
+            if folder is None:
+                print("no document set: install python3.11-doc or pass a folder")
+            else:
+                compare_versioning(folder, Path(scratch))
+            bench_injection(Path(scratch))
+        bench_note_log(Path(scratch))
     return 0
 
 
