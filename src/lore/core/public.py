@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from lore.core.editor import editor_command
     from lore.core.history import decode_turn
     from lore.core.history_export import turn_markdown, turn_summary
-    from lore.core.search import SearchHit
     from lore.core.ingest import IngestEvent, IngestReport
     from lore.core.links import WIKI_LINK
     from lore.core.memory_status import MemoryStatus
@@ -65,6 +64,7 @@ if TYPE_CHECKING:
         is_hidden_char,
         make_visible,
     )
+    from lore.core.search import SearchHit
     from lore.core.themes import (
         DEFAULT_THEME,
         LORE_VARIABLES,
@@ -76,6 +76,13 @@ if TYPE_CHECKING:
     )
     from lore.core.tokens import estimate_tokens
     from lore.core.turns import Turn
+    from lore.core.versioning.versions import (
+        NoteAtVersion,
+        NoteVersion,
+        NotVersioned,
+        RestoreResult,
+        UnknownRevision,
+    )
 
 _HOMES: dict[str, tuple[str, ...]] = {
     "lore.core.ask": (
@@ -142,6 +149,13 @@ _HOMES: dict[str, tuple[str, ...]] = {
     ),
     "lore.core.tokens": ("estimate_tokens",),
     "lore.core.turns": ("Turn",),
+    "lore.core.versioning.versions": (
+        "NoteAtVersion",
+        "NoteVersion",
+        "NotVersioned",
+        "RestoreResult",
+        "UnknownRevision",
+    ),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -186,11 +200,15 @@ __all__ = [
     "MetricRecord",
     "MetricsSummary",
     "ModelSwitched",
+    "NotVersioned",
     "Note",
+    "NoteAtVersion",
+    "NoteVersion",
     "Promotion",
     "Provider",
     "Quit",
     "Refresh",
+    "RestoreResult",
     "SearchHit",
     "ShowNote",
     "ShowPane",
@@ -199,6 +217,7 @@ __all__ = [
     "ThemeCatalogue",
     "ThemeSpec",
     "Turn",
+    "UnknownRevision",
     "decode_turn",
     "editor_command",
     "estimate_tokens",

@@ -1,5 +1,6 @@
 """The Notes pane: the vault as a tree by folder and by tag, a Markdown viewer with backlinks,
-search as you type, and keys to edit a note in $EDITOR or start a new one."""
+search as you type, keys to edit a note in $EDITOR or start a new one, and a note's versions
+to read and restore."""
 
 from __future__ import annotations
 
@@ -22,14 +23,16 @@ from textual.worker import get_current_worker
 from lore.core.public import WIKI_LINK, linkable_uri, visible
 from lore.rich_display import highlighted, plain
 from lore.tui.held_text import notify_plain
+from lore.tui.messages import VaultWritten
 from lore.tui.palette import PaletteCommand
 from lore.tui.panes.base import LorePane
 from lore.tui.panes.pane_support import run_editor
+from lore.tui.widgets.note_versions import NoteVersionsScreen, version_time
 from lore.tui.widgets.notes_new_note import NewNoteScreen
 from lore.tui.widgets.notes_tree import NOTES_PREFIX, NotesCatalog, NotesTree, TreeEntry
 
 if TYPE_CHECKING:
-    from lore.core.public import Note, SearchHit
+    from lore.core.public import Note, NoteVersion, RestoreResult, SearchHit
     from lore.core.session import LoreSession
 
 NOTE_LINK_SCHEME = "note:"
@@ -99,9 +102,11 @@ the right with the notes that link to it (**backlinks**).
 | `e` | Open the note in `$EDITOR`; Lore reindexes it when the editor closes |
 | `n` | New note: asks for a title, creates it, opens your editor |
 | `b` | Jump to the backlinks list |
+| `v` | Versions of the open note, newest first: read any of them, `r` restores one (asks first) |
 
 Links between notes (`[[Title]]`) are clickable in the viewer.
 Changes made by other programs appear here without a restart.
+A restore is itself a version; the text it replaces is kept in `trash/`.
 """
 
     DEFAULT_CSS = """
@@ -194,6 +199,22 @@ Changes made by other programs appear here without a restart.
             super().__init__()
             self.view = view
 
+    class VersionsListed(Message):
+        """The versions of `note`, newest first, for the versions dialog."""
+
+        def __init__(self, note: Note, versions: list[NoteVersion]) -> None:
+            super().__init__()
+            self.note = note
+            self.versions = versions
+
+    class NoteRestored(Message):
+        """A note was brought back as it was in a version, and read again with its backlinks."""
+
+        def __init__(self, view: NoteView, result: RestoreResult) -> None:
+            super().__init__()
+            self.view = view
+            self.result = result
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="notes.search", tooltip="Search notes as you type"),
         Binding(
@@ -206,6 +227,13 @@ Changes made by other programs appear here without a restart.
         Binding("e", "edit", "Edit", id="notes.edit", tooltip="Open this note in $EDITOR"),
         Binding("n", "new_note", "New note", id="notes.new", tooltip="Create a note"),
         Binding("b", "backlinks", "Backlinks", id="notes.backlinks", tooltip="Go to the backlinks"),
+        Binding(
+            "v",
+            "versions",
+            "Versions",
+            id="notes.versions",
+            tooltip="The versions of this note: read one, restore one",
+        ),
     ]
 
     def __init__(self, session: LoreSession, **kwargs: object) -> None:
@@ -470,6 +498,59 @@ Changes made by other programs appear here without a restart.
         notify_plain(self, f"Created {view.note.path}")
         self._edit(view.note.path)
 
+    # -- versions ------------------------------------------------------------------------------
+
+    def action_versions(self) -> None:
+        if self.current is None:
+            self.notify("Open a note first.", severity="warning")
+            return
+        self._list_versions(self.current.note)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes-versions")
+    def _list_versions(self, note: Note) -> None:
+        # An unversioned vault raises NotVersioned: one notification, by `LorePane`.
+        versions = self.session.note_versions(note.path)
+        if not get_current_worker().is_cancelled:
+            self.post_message(self.VersionsListed(note, versions))
+
+    def on_notes_pane_versions_listed(self, message: VersionsListed) -> None:
+        note, versions = message.note, message.versions
+        if not versions:
+            notify_plain(self, f"No versions of {note.title} are committed yet.")
+            return
+
+        def chosen(rev: str | None) -> None:
+            if rev:
+                self._restore(note.path, rev)
+
+        screen = NoteVersionsScreen(self.session, note.path, note.title, versions, _document_for)
+        self.app.push_screen(screen, chosen)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes-restore")
+    def _restore(self, path: str, rev: str) -> None:
+        result = self.session.restore_note(path, rev)
+        view = NoteView(note=result.note, backlinks=self._backlinks(result.note))
+        self.post_message(self.NoteRestored(view, result))
+
+    def on_notes_pane_note_restored(self, message: NoteRestored) -> None:
+        result = message.result
+        version = result.version
+        title = result.note.title
+        if not result.changed:
+            notify_plain(self, f"{title} is already as it was in {version.short}.")
+            return
+        kept = ""
+        if result.tombstone is not None:
+            kept = f"; the text it replaced is in {self.session.relpath(result.tombstone)}"
+        notify_plain(
+            self,
+            f"Restored {title} as it was in {version.short} ({version_time(version)}){kept}.",
+            title="Versions",
+        )
+        self._show_note(message.view)
+        self.refresh_data()
+        self.post_message(VaultWritten(frozenset({"notes"}), origin=self))
+
     def palette_commands(self) -> list[PaletteCommand]:
         """What Ctrl+P offers while this pane is shown."""
         commands: list[PaletteCommand] = [
@@ -479,4 +560,8 @@ Changes made by other programs appear here without a restart.
         if self.current is not None:
             title = self.current.note.title
             commands.insert(0, (f"Edit {title}", "Open it in $EDITOR", self.action_edit))
+            commands.insert(
+                1,
+                (f"Versions of {title}", "Read its versions, restore one", self.action_versions),
+            )
         return commands
