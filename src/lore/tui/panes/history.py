@@ -4,10 +4,12 @@ state of the compressed memory with a key to compact now."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -35,6 +37,20 @@ SEARCH_LIMIT = 2000
 SEARCH_DELAY_S = 0.25
 DETAIL_DELAY_S = 0.15
 NO_TURN = "No turn yet: ask something in the Ask pane."
+
+
+@dataclass
+class WithHint:
+    """A line with a hint after it when both fit on one line, else the line alone."""
+
+    line: Text
+    hint: Text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.line.cell_len + self.hint.cell_len <= options.max_width:
+            yield Text.assemble(self.line, self.hint)
+        else:
+            yield self.line
 
 
 def turn_document(turn: Turn) -> str:
@@ -82,7 +98,6 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     }
     HistoryPane #history-top {
         height: auto;
-        margin: 0 0 1 0;
     }
     HistoryPane #history-search {
         width: 1fr;
@@ -106,6 +121,7 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     HistoryPane #history-turn-meta {
         color: $text-muted;
         height: auto;
+        margin: 1 0 0 0;
     }
     HistoryPane #history-turn-meta.-failed {
         color: $error;
@@ -113,10 +129,13 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
     HistoryPane #history-cited-title {
         color: $text-muted;
     }
+    /* A line per citation, so a narrow detail keeps room for the answer above it. */
     HistoryPane #history-cited {
         height: auto;
         max-height: 6;
         border: none;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     HistoryPane #history-memory {
         height: auto;
@@ -196,9 +215,11 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
         with Horizontal(id="history-body"):
             yield HistoryList(self._read_lines, id="history-list")
             with Vertical(id="history-detail"):
-                yield Static("", id="history-turn-meta")
+                # What it cost goes under the answer: in a narrow detail it takes five lines,
+                # which above the answer pushed it out of sight at 80x24.
                 with VerticalScroll(id="history-turn-scroll"):
                     yield Static(NO_TURN, id="history-turn")
+                    yield Static("", id="history-turn-meta")
                 yield Label("", id="history-cited-title")
                 yield OptionList(id="history-cited")
         yield Static("Memory: reading…", id="history-memory")
@@ -261,8 +282,8 @@ compacted). Compaction never deletes a turn from `history.jsonl`.
         status = self.memory = message.status
         described = status.describe()
         line = Text(described[:1].upper() + described[1:])
-        line.append("  ·  m compacts now", style="italic")
-        self.query_one("#history-memory", Static).update(line)
+        hint = Text("  ·  m compacts now", style="italic")
+        self.query_one("#history-memory", Static).update(WithHint(line, hint))
 
     # -- the highlighted turn ----------------------------------------------------------------
 

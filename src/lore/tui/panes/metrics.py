@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, ClassVar
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
@@ -14,6 +15,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
 from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widgets import DataTable, Label, Sparkline, Static
@@ -54,6 +56,28 @@ MODEL_COLUMNS = (
     ("in", "Tokens in"),
     ("out", "Tokens out"),
 )
+# Which columns a table too narrow for all of them keeps, most wanted first; the kept ones
+# stay in the order above. The rest are in F1's description and a wider terminal.
+RECENT_PRIORITY = (
+    "time",
+    "model",
+    "status",
+    "total",
+    "in",
+    "out",
+    "ttft",
+    "rate",
+    "citations",
+    "evidence",
+    "dropped",
+)
+MODEL_PRIORITY = ("model", "asks", "p50", "p95", "in", "out", "rate", "ttft")
+# A DataTable pads each cell by one either side, and keeps two cells for its scrollbar.
+CELL_PADDING = 2
+SCROLLBAR_WIDTH = 2
+
+# One row of a table: its cells by column key.
+Cells = dict[str, object]
 
 
 def format_ms(ms: float | None) -> str:
@@ -79,6 +103,36 @@ def _tokens(reported: int | None, estimated: int) -> Text:
     return Text(f"~{estimated:,}", justify="right", style="dim")
 
 
+def cell_width(value: object) -> int:
+    return value.cell_len if isinstance(value, Text) else cell_len(str(value))
+
+
+def fit_columns(
+    columns: tuple[tuple[str, str], ...],
+    priority: tuple[str, ...],
+    rows: list[Cells],
+    width: int,
+) -> list[str]:
+    """The keys of the columns that fit in `width` cells, in table order.
+
+    Columns are taken in `priority` order while they fit, so a narrow one further down may
+    take room a wide one could not; the first is kept whatever the width.
+    """
+    labels = dict(columns)
+    needed = {
+        key: max([cell_len(label), *(cell_width(row[key]) for row in rows if key in row)])
+        + CELL_PADDING
+        for key, label in labels.items()
+    }
+    kept: set[str] = set()
+    left = width
+    for key in priority:
+        if not kept or needed[key] <= left:
+            kept.add(key)
+            left -= needed[key]
+    return [key for key, _ in columns if key in kept]
+
+
 @dataclass
 class MetricsView:
     window: int | None
@@ -86,8 +140,10 @@ class MetricsView:
     recent: list[MetricRecord]
 
 
-# The narrowest a column of figures gets before the summary uses fewer columns.
-SUMMARY_COLUMN_WIDTH = 38
+# The narrowest a column of figures gets before the summary uses fewer columns, and the
+# gap between columns.
+SUMMARY_COLUMN_WIDTH = 24
+SUMMARY_GAP = 3
 
 
 @dataclass
@@ -101,14 +157,27 @@ class SummaryGrid:
     cells: list[Text]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        columns = max(1, min(3, options.max_width // SUMMARY_COLUMN_WIDTH))
-        table = Table.grid(padding=(0, 3), expand=True)
-        for _ in range(columns):
-            table.add_column(ratio=1)
+        widths = self.column_widths(options.max_width)
+        table = Table.grid(padding=(0, SUMMARY_GAP), expand=True)
+        for width in widths:
+            # Shared out in proportion, so no column is narrower than its widest cell.
+            table.add_column(ratio=width, min_width=width)
+        columns = len(widths)
         for start in range(0, len(self.cells), columns):
             row = self.cells[start : start + columns]
             table.add_row(*row, *[Text("")] * (columns - len(row)))
         yield table
+
+    def column_widths(self, width: int) -> list[int]:
+        """The widths of the most columns (up to three) in which no cell wraps at `width`."""
+        for columns in (3, 2):
+            widths = [
+                max(SUMMARY_COLUMN_WIDTH, *(cell.cell_len for cell in self.cells[first::columns]))
+                for first in range(columns)
+            ]
+            if sum(widths) + (columns - 1) * SUMMARY_GAP <= width:
+                return widths
+        return [min(width, max((cell.cell_len for cell in self.cells), default=width))]
 
 
 def summary_cells(summary: MetricsSummary, window: int | None) -> list[Text]:
@@ -188,7 +257,7 @@ New asks appear here as they are recorded, from this app or another process.
         margin: 0 0 1 0;
     }
     MetricsPane #metrics-sparks {
-        height: 5;
+        height: 4;
     }
     MetricsPane .spark-box {
         width: 1fr;
@@ -266,6 +335,39 @@ New asks appear here as they are recorded, from this app or another process.
         for key, label in RECENT_COLUMNS:
             recent.add_column(label, key=key)
 
+    def on_resize(self) -> None:
+        # Another width may hold more columns, or fewer.
+        if self.view is not None:
+            self._show_models(self.view.summary)
+            self._show_recent(self.view.recent[-RECENT_ROWS:])
+
+    def _fit(
+        self,
+        table: DataTable[object],
+        columns: tuple[tuple[str, str], ...],
+        priority: tuple[str, ...],
+        rows: list[Cells],
+    ) -> list[str] | None:
+        """The columns kept at this width; their keys when the table had others, else None.
+
+        The table is emptied when its columns change: the caller adds its rows again.
+        """
+        width = self.content_region.width - SCROLLBAR_WIDTH
+        if width <= 0:
+            return None  # not laid out yet: fitted once it is, on its first resize
+        kept = fit_columns(columns, priority, rows, width)
+        if [column.key.value for column in table.ordered_columns] == kept:
+            return None
+        labels = dict(columns)
+        table.clear(columns=True)
+        for key in kept:
+            table.add_column(labels[key], key=key)
+        return kept
+
+    @staticmethod
+    def _shown_columns(table: DataTable[object]) -> list[str]:
+        return [str(column.key.value) for column in table.ordered_columns]
+
     def focus_default(self) -> None:
         self.query_one("#metrics-recent", DataTable).focus()
 
@@ -311,60 +413,76 @@ New asks appear here as they are recorded, from this app or another process.
 
     def _show_models(self, summary: MetricsSummary) -> None:
         table = self.query_one("#metrics-models", DataTable)
-        wanted = summary.by_model
+        wanted = {
+            label: self._model_cells(label, figures) for label, figures in summary.by_model.items()
+        }
+        self._fit(table, MODEL_COLUMNS, MODEL_PRIORITY, list(wanted.values()))
+        shown = self._shown_columns(table)
         for key in [row.value for row in table.rows if row.value not in wanted]:
             table.remove_row(key)  # type: ignore[arg-type]
-        for label, figures in wanted.items():
-            cells = {
-                "model": label,
-                "asks": Text(f"{figures.asks:,}", justify="right"),
-                "p50": format_ms(figures.latency_p50_ms),
-                "p95": format_ms(figures.latency_p95_ms),
-                "ttft": format_ms(figures.first_token_p50_ms),
-                "rate": format_rate(figures.tokens_per_second),
-                "in": Text(f"{figures.prompt_tokens:,}", justify="right"),
-                "out": Text(f"{figures.completion_tokens:,}", justify="right"),
-            }
+        for label, cells in wanted.items():
             if label in table.rows:
-                for column, value in cells.items():
-                    table.update_cell(label, column, value)
+                for column in shown:
+                    table.update_cell(label, column, cells[column])
             else:
-                table.add_row(*(cells[key] for key, _ in MODEL_COLUMNS), key=label)
+                table.add_row(*(cells[key] for key in shown), key=label)
+
+    @staticmethod
+    def _model_cells(label: str, figures: MetricsSummary) -> Cells:
+        return {
+            "model": label,
+            "asks": Text(f"{figures.asks:,}", justify="right"),
+            "p50": format_ms(figures.latency_p50_ms),
+            "p95": format_ms(figures.latency_p95_ms),
+            "ttft": format_ms(figures.first_token_p50_ms),
+            "rate": format_rate(figures.tokens_per_second),
+            "in": Text(f"{figures.prompt_tokens:,}", justify="right"),
+            "out": Text(f"{figures.completion_tokens:,}", justify="right"),
+        }
 
     def _show_recent(self, records: list[MetricRecord]) -> None:
         table = self.query_one("#metrics-recent", DataTable)
-        wanted = {record.turn_id for record in records}
-        stale = [row.value for row in table.rows if row.value not in wanted]
+        cells = {record.turn_id: self._recent_cells(record) for record in records}
+        at_key = (
+            table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
+            if table.row_count
+            else None
+        )
+        refitted = self._fit(table, RECENT_COLUMNS, RECENT_PRIORITY, list(cells.values()))
+        shown = self._shown_columns(table)
+        stale = [row.value for row in table.rows if row.value not in cells]
         for key in stale:
             table.remove_row(key)  # type: ignore[arg-type]
         added = False
-        for record in records:
-            if record.turn_id in table.rows:
+        for turn_id, row in cells.items():
+            if turn_id in table.rows:
                 continue  # a recorded ask never changes, so its row stays as it is
-            table.add_row(*self._recent_cells(record), key=record.turn_id)
+            table.add_row(*(row[key] for key in shown), key=turn_id)
             added = True
         if added or stale:
             table.sort("time", key=lambda stamp: str(stamp), reverse=True)
+        if refitted and at_key is not None and at_key in table.rows:
+            table.move_cursor(row=table.get_row_index(at_key))
 
     @staticmethod
-    def _recent_cells(record: MetricRecord) -> list[object]:
+    def _recent_cells(record: MetricRecord) -> Cells:
         status = Text(record.status, style="" if record.status == "ok" else "bold")
         citations = f"{record.citations_kept}"
         if record.citations_removed:
             citations += f" (−{record.citations_removed})"
-        return [
-            record.time.replace("T", " ").rstrip("Z"),
-            record.model_label,
-            status,
-            _tokens(record.prompt_tokens, record.estimated_prompt_tokens),
-            _tokens(record.completion_tokens, record.estimated_completion_tokens),
-            format_ms(record.first_token_ms),
-            format_ms(record.total_ms),
-            format_rate(record.tokens_per_second),
-            Text(str(record.evidence_count), justify="right"),
-            Text(str(len(record.dropped)), justify="right"),
-            citations,
-        ]
+        return {
+            "time": record.time.replace("T", " ").rstrip("Z"),
+            "model": record.model_label,
+            "status": status,
+            "in": _tokens(record.prompt_tokens, record.estimated_prompt_tokens),
+            "out": _tokens(record.completion_tokens, record.estimated_completion_tokens),
+            "ttft": format_ms(record.first_token_ms),
+            "total": format_ms(record.total_ms),
+            "rate": format_rate(record.tokens_per_second),
+            "evidence": Text(str(record.evidence_count), justify="right"),
+            "dropped": Text(str(len(record.dropped)), justify="right"),
+            "citations": citations,
+        }
 
     # -- actions -------------------------------------------------------------------------------
 

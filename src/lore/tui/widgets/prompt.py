@@ -13,18 +13,29 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 NEWLINE_KEYS = ("ctrl+j", "shift+enter", "alt+enter")
+PLACEHOLDER = "Ask about your notes…  (Enter sends, / for commands)"
 
 
 class PromptArea(TextArea):
+    # Compact, the prompt has no border; a bar down its left edge and a lighter background
+    # show where to type before anything is typed. `!important` because Textual's compact
+    # style removes every border that way.
     DEFAULT_CSS = """
     PromptArea {
         height: auto;
         min-height: 3;
         max-height: 10;
         border: tall $primary 40%;
+        background: $boost;
     }
     PromptArea:focus {
         border: tall $primary;
+    }
+    PromptArea.-textual-compact {
+        border-left: outer $primary 40% !important;
+    }
+    PromptArea.-textual-compact:focus {
+        border-left: outer $primary !important;
     }
     """
 
@@ -52,6 +63,7 @@ class PromptArea(TextArea):
             soft_wrap=True,
             show_line_numbers=False,
             tab_behavior="focus",
+            placeholder=PLACEHOLDER,
             **kwargs,  # type: ignore[arg-type]
         )
         # Compact (no border of its own), as `compact=True` would make it, but without the
