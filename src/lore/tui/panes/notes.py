@@ -113,9 +113,6 @@ A restore is itself a version; the text it replaces is kept in `trash/`.
     NotesPane {
         height: 1fr;
     }
-    NotesPane #notes-search {
-        margin: 0 0 1 0;
-    }
     NotesPane #notes-body {
         height: 1fr;
     }
@@ -158,9 +155,10 @@ A restore is itself a version; the text it replaces is kept in `trash/`.
         color: $text-muted;
         margin-top: 1;
     }
+    /* No more than a quarter of the height, so at 80x24 the note keeps room to be read. */
     NotesPane #notes-backlinks {
         height: auto;
-        max-height: 8;
+        max-height: 25%;
         border: none;
     }
     """
