@@ -393,12 +393,18 @@ class LoreApp(App[None]):
         return self.pane(self.active_pane)
 
     def action_help(self) -> None:
-        widget = self.focused_pane()
-        pane_help = widget.HELP if isinstance(widget, LorePane) else ""
-        title = self.PANE_LABELS.get(self.active_pane, "Lore")
-        parts = [f"# {title}", pane_help.strip() or "", "## Lore", APP_HELP, self._keys_table()]
-        from lore.tui.widgets.help_screen import HelpScreen
+        from lore.tui.widgets.help_screen import HelpScreen, keys_as_mapped, node_bindings
 
+        widget = self.focused_pane()
+        keymap = self.session.config.keymap
+        pane_help = ""
+        if isinstance(widget, LorePane):
+            # The keys of the pane and of the widgets in it, named as `keymap:` moved them.
+            pane_bindings = node_bindings(widget.walk_children(with_self=True))
+            pane_help = keys_as_mapped(widget.HELP, pane_bindings, keymap).strip()
+        app_help = keys_as_mapped(APP_HELP, node_bindings([self]), keymap)
+        title = self.PANE_LABELS.get(self.active_pane, "Lore")
+        parts = [f"# {title}", pane_help, "## Lore", app_help, self._keys_table()]
         self.push_screen(HelpScreen("\n\n".join(part for part in parts if part)))
 
     def _keys_table(self) -> str:
