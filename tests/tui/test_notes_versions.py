@@ -164,3 +164,24 @@ async def test_an_unversioned_vault_says_so_in_one_notification(tmp_path: Path) 
         assert "\n" not in messages[0]
         assert not isinstance(app.screen, NoteVersionsScreen)
     session.close()
+
+
+async def test_an_edit_in_the_app_is_a_version_by_the_person(
+    comet: LoreSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "\\nSeen from Earth in 1986.\\n" >> "$1"\n')
+    editor.chmod(0o755)
+    monkeypatch.setenv("EDITOR", str(editor))
+    before = len(comet.note_versions("Halley"))
+    app = PaneHost(lambda: NotesPane(comet))
+    async with app.run_test(size=(120, 36)) as pilot:
+        pane = app.query_one(NotesPane)
+        pane.open_note("Halley")
+        await wait_until(lambda: THIRD in _viewer(pane), message="the note was not shown")
+        pane.query_one(NotesTree).focus()
+        await pilot.press("e")
+        await wait_until(lambda: "Seen from Earth" in _viewer(pane), message="never read back")
+    versions = comet.note_versions("Halley")
+    assert len(versions) == before + 1
+    assert (versions[0].operation, versions[0].actor) == ("edit", comet.actor)

@@ -461,7 +461,21 @@ A restore is itself a version; the text it replaces is kept in `trash/`.
         problem = run_editor(self.app, path)
         if problem:
             notify_plain(self, problem, severity="warning")
-        # Whatever the editor did (saved, renamed, nothing), read the vault back.
+        self._record_edit(relpath)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="notes-edit")
+    def _record_edit(self, relpath: str) -> None:
+        """The editor's save is the person's edit (a version of its own in a versioned
+        vault); whatever the editor did (saved, renamed, nothing), the vault is read back."""
+        note, _ = self.session.load_note(relpath)
+        if note is not None:
+            self.session.record_edit(note)
+        self.post_message(self.EditRecorded())
+
+    class EditRecorded(Message):
+        """The editor closed and what it saved is recorded."""
+
+    def on_notes_pane_edit_recorded(self, message: EditRecorded) -> None:
         self.refresh_data()
 
     def action_new_note(self) -> None:
