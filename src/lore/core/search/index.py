@@ -217,6 +217,23 @@ class _MemoryStorage(RamStorage):  # type: ignore[misc]
         return RamStorage()
 
 
+def _abandon(writer: Any) -> None:
+    """Give up a writer that failed, and always let go of whoosh's write lock.
+
+    whoosh's `cancel` closes the segment first and releases the lock last; on a disk that
+    refused the segment's files the close fails too, and the lock stayed held by this
+    process until the writer happened to be collected, so the next write failed with
+    "index locked".
+    """
+    try:
+        writer.cancel()
+    except Exception:
+        lock = writer.writelock
+        if lock is not None:
+            lock.release()
+            writer.writelock = None
+
+
 class NoteIndex:
     def __init__(self, folder: Path, loader: NoteLoader) -> None:
         self.folder = folder
@@ -306,10 +323,20 @@ class NoteIndex:
         self._pending_stats = pending
         return report
 
+    def _writer(self, **options: Any) -> Any:
+        """whoosh's writer; its lock still held by a writer that failed is one clear error,
+        which a read-only command answers by searching the index as it is."""
+        try:
+            return self._index.writer(**options)
+        except whoosh_index.LockError:
+            raise VaultError(
+                f"the search index in {self.folder} is locked by a write that did not finish"
+            ) from None
+
     def _apply(self, report: ReconcileReport) -> ReconcileReport:
         if report.touched == 0:
             return report
-        writer = self._index.writer(timeout=30.0, compound=False)
+        writer = self._writer(timeout=30.0, compound=False)
         try:
             for relpath in report.removed:
                 writer.delete_by_term("path", relpath)
@@ -325,7 +352,7 @@ class NoteIndex:
                 self.manifest.files[relpath] = [size, mtime, skipped]
             writer.commit()
         except BaseException:
-            writer.cancel()
+            _abandon(writer)
             raise
         self.manifest.save()
         self._drop_searcher()
@@ -345,12 +372,12 @@ class NoteIndex:
             ) from None
         self.manifest.files = {}
         self._drop_searcher()
-        writer = self._index.writer(procs=1, limitmb=256, compound=False)
+        writer = self._writer(procs=1, limitmb=256, compound=False)
         try:
             report = self._fill(writer, stats)
             writer.commit(optimize=True)
         except BaseException:
-            writer.cancel()
+            _abandon(writer)
             raise
         self.manifest.save()
         return report
@@ -390,23 +417,23 @@ class NoteIndex:
 
     def upsert(self, note: Note, size: int, mtime_ns: int) -> None:
         self.manifest.reload_if_changed()
-        writer = self._index.writer(timeout=30.0, compound=False)
+        writer = self._writer(timeout=30.0, compound=False)
         try:
             writer.update_document(**self._document(note))
             _commit_small(writer)
         except BaseException:
-            writer.cancel()
+            _abandon(writer)
             raise
         self.manifest.record(note.path, [size, mtime_ns, None])
 
     def remove(self, relpath: str) -> None:
         self.manifest.reload_if_changed()
-        writer = self._index.writer(timeout=30.0, compound=False)
+        writer = self._writer(timeout=30.0, compound=False)
         try:
             writer.delete_by_term("path", relpath)
             _commit_small(writer)
         except BaseException:
-            writer.cancel()
+            _abandon(writer)
             raise
         self.manifest.record(relpath, None)
 
