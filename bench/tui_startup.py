@@ -277,7 +277,7 @@ async def measure_history(root: Path, pages: int) -> tuple[float, list[float], i
         app.exit()
 
     await app.run_async(headless=True, size=SIZE, auto_pilot=autopilot)
-    app.vault.close()  # type: ignore[attr-defined]
+    app.session.close()  # type: ignore[attr-defined]
     return shown_ms, timings, total
 
 
