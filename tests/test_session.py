@@ -92,9 +92,7 @@ def test_one_provider_answers_and_model_switch_reaches_background_work(
 
     def fake_compact(vault: Vault, **options: object) -> CompactionReport:
         used.append(options.get("provider"))
-        return CompactionReport(
-            dry_run=False, compacted=False, reason="test", threshold_tokens=1
-        )
+        return CompactionReport(dry_run=False, compacted=False, reason="test", threshold_tokens=1)
 
     def fake_ingest(vault: Vault, targets: list[str], **options: object) -> object:
         used.append(options.get("provider"))

@@ -62,15 +62,19 @@ class AskListener(ABC):
 
     async def started(self, event: AskStarted) -> None:
         """The pack is built and the question sent."""
+        return None  # by default a face has nothing to draw for it
 
     async def delta(self, text: str) -> None:
         """More of the answer arrived."""
+        return None  # by default a face has nothing to draw for it
 
     async def finished(self, event: AskFinished) -> None:
         """The answer is complete and recorded."""
+        return None  # by default a face has nothing to draw for it
 
     async def failed(self, event: AskFailed) -> None:
         """The ask ended in an error; the turn is recorded all the same."""
+        return None  # by default a face has nothing to draw for it
 
     @abstractmethod
     async def notice(self, notice: AskNotice, event: AskEvent) -> None:
