@@ -253,6 +253,9 @@ async def test_the_preview_follows_the_question_being_typed(sample_vault: Vault)
         )
         assert preview.pack is not None
         assert any(item.label == "Io" for item in preview.pack.notes())
+        # The meter hears of the new size by a message to the app, a moment after the panel.
+        total = preview.pack.total_tokens
+        await wait_until(lambda: meter.used == total, message="the meter never caught up")
         assert meter.used is not None and meter.used > (empty or 0)
         assert meter.used == preview.pack.total_tokens
 
