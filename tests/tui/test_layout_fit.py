@@ -1,13 +1,17 @@
 """What must fit at 80x24: whole footer keys, the History answer, Metrics tables, a visible
-prompt, and help that names keys as `keymap:` moved them."""
+prompt, whole dialog questions and hints, and help that names keys as `keymap:` moved them."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from pane_harness import wait_until
 from sample_scene import fill
 from textual.binding import Binding
 from textual.pilot import Pilot
+from textual.screen import ModalScreen
 from textual.widgets import DataTable, Markdown
 from textual.widgets._footer import FooterKey
 
@@ -18,7 +22,10 @@ from lore.tui.panes.history import HistoryPane
 from lore.tui.panes.metrics import RECENT_COLUMNS, MetricsPane
 from lore.tui.widgets.footer import FooterEntry, LoreFooter, fit_entries
 from lore.tui.widgets.help_screen import HelpScreen, key_name, keys_as_mapped
+from lore.tui.widgets.history_export_screen import ExportScreen
+from lore.tui.widgets.notes_new_note import NewNoteScreen
 from lore.tui.widgets.prompt import PLACEHOLDER, PromptArea
+from lore.tui.widgets.quarantine_dialogs import ConfirmScreen, EditClaimScreen
 
 # A key each pane shows first in the footer, present once its keys are there.
 FIRST_KEY = {
@@ -138,6 +145,59 @@ async def test_the_empty_prompt_shows_where_to_type(scene: Vault) -> None:
         assert prompt.styles.border_left[0] == "outer"
         prompt_lines = [line for line in screen_lines(app) if PLACEHOLDER[:20] in line]
         assert prompt_lines, "no prompt on the first screen"
+
+
+LONG_QUESTION = (
+    "Reject all 12 held claims from Europa Clipper mission overview and the"
+    " surface-ice spectroscopy results, as summarised on the mission blog?"
+)
+# Each dialog, and what it must show whole: the first text of each is longer than one of the
+# dialog's lines at 80 columns.
+DIALOG_TEXTS: dict[str, tuple[Callable[[], ModalScreen[object]], list[str]]] = {
+    "confirm": (lambda: ConfirmScreen(LONG_QUESTION), [LONG_QUESTION, "y: yes · n or Esc: no"]),
+    "edit-claim": (
+        lambda: EditClaimScreen("Io has over 400 active volcanoes.", hidden_removed=2),
+        ["2 hidden characters were removed. Ctrl+S promotes the edited text · Esc keeps it held"],
+    ),
+    "new-note": (
+        lambda: NewNoteScreen("moons/galilean/outer-moons-of-the-jovian-system"),
+        [
+            "Title of the new note (in notes/moons/galilean/outer-moons-of-the-jovian-system/)",
+            "Enter creates it and opens your editor · Esc cancels",
+        ],
+    ),
+    "export": (
+        lambda: ExportScreen("the 1,204 turns matching 'europa ocean'", Path("/tmp/x.md")),
+        [
+            "Export the 1,204 turns matching 'europa ocean' to",
+            "Ends in .jsonl: one JSON record per turn; anything else: Markdown. "
+            "Enter exports · Esc cancels",
+        ],
+    ),
+}
+
+
+def dialog_text(app: LoreApp) -> str:
+    """What the dialog's box shows, its lines joined as one text: wrapping is allowed, cutting
+    is not."""
+    inside = [line.split("│")[1] for line in screen_lines(app) if line.count("│") >= 2]
+    return " ".join(" ".join(inside).split())
+
+
+@pytest.mark.parametrize("dialog", DIALOG_TEXTS.keys())
+async def test_a_dialog_shows_its_question_and_hint_whole_at_80x24(
+    scene: Vault, dialog: str
+) -> None:
+    make_screen, texts = DIALOG_TEXTS[dialog]
+    app = LoreApp(LoreSession(scene))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = make_screen()
+        app.push_screen(screen)
+        await wait_until(lambda: app.screen is screen, message="the dialog never opened")
+        await pilot.pause()
+        shown = dialog_text(app)
+        for text in texts:
+            assert text in shown, f"{text!r} is cut in {shown!r}"
 
 
 async def _help_text(app: LoreApp, pilot: Pilot[None]) -> str:

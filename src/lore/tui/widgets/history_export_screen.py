@@ -23,10 +23,15 @@ class ExportScreen(ModalScreen[Path | None]):
     }
     ExportScreen > Vertical {
         width: 76;
+        max-width: 95%;
         height: auto;
         padding: 1 2;
         border: round $primary;
         background: $surface;
+    }
+    /* Wrapped, not cut at the border: the hint and a search's title are long. */
+    ExportScreen Label {
+        width: 100%;
     }
     ExportScreen Label.hint {
         color: $text-muted;

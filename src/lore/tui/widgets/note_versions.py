@@ -86,6 +86,9 @@ class NoteVersionsScreen(ModalScreen[str | None]):
     NoteVersionsScreen #version-scroll {
         height: 1fr;
     }
+    NoteVersionsScreen Label {
+        width: 100%;
+    }
     NoteVersionsScreen Label.hint {
         color: $text-muted;
     }

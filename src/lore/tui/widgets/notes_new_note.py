@@ -22,10 +22,15 @@ class NewNoteScreen(ModalScreen[str | None]):
     }
     NewNoteScreen > Vertical {
         width: 64;
+        max-width: 95%;
         height: auto;
         padding: 1 2;
         border: round $primary;
         background: $surface;
+    }
+    /* Wrapped, not cut at the border, when the folder's name is long or the terminal narrow. */
+    NewNoteScreen Label {
+        width: 100%;
     }
     NewNoteScreen Label.hint {
         color: $text-muted;

@@ -25,6 +25,11 @@ _DIALOG_CSS = """
     border: round $held;
     background: $surface;
 }}
+/* A label is as wide as its text by default: it would be cut at the border, not wrapped. */
+{name} Label {{
+    width: 100%;
+    height: auto;
+}}
 {name} Label.hint {{
     color: $text-muted;
 }}
