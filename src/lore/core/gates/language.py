@@ -3,7 +3,9 @@
 Instructions translated into a language few filters know are a common way past them. The
 review gate reads eight languages; a claim written in none of them, inside a source that is
 otherwise in English, is held for a person to read. A source written wholly in another
-language is left alone: it is a translation, not a hiding place.
+language is left alone: it is a translation, not a hiding place. Where no sentence is long
+enough to tell a language by (short lines, the comments of a piece of code), the runs of
+plain words in a paragraph are pooled and judged together.
 """
 
 from __future__ import annotations
@@ -47,6 +49,11 @@ MIN_ENGLISH_WORDS = 12
 ENGLISH_SOURCE = 0.18
 FOREIGN = 0.05
 COMMON = 0.3
+# Fewer words in a row than this are a name, a label or a phrase in code, not a language.
+MIN_RUN_WORDS = 3
+RUN_SHARE = 0.5
+_QUOTES = "'\"“”‘’«»"
+_STOPS = ".,;:!?"
 
 
 def _share(words: list[str]) -> float:
@@ -63,18 +70,26 @@ def unread_language(
     measured on its own, in canonical form: a claim can join several.
     """
     measured: list[tuple[str, list[str], float]] = []
+    # Words pooled from short lines and code are evidence of a hidden language, never of the
+    # source's own: a source counts as English on its running text alone.
+    pooled: list[tuple[str, list[str], float]] = []
     for key, text in texts:
         for paragraph in _PARAGRAPH.split(text.strip("\n")):
-            if not _is_running_text(paragraph):
-                continue
-            # Sentence by sentence: a translated instruction often ends in code or a link.
-            for sentence in _SENTENCE_END.split(paragraph):
-                if not _is_prose(sentence):
-                    continue
-                words = _WORD.findall(canonical(sentence))
+            found = len(measured)
+            if _is_running_text(paragraph):
+                # Sentence by sentence: a translated instruction often ends in code or a link.
+                for sentence in _SENTENCE_END.split(paragraph):
+                    if not _is_prose(sentence):
+                        continue
+                    words = _WORD.findall(canonical(sentence))
+                    if len(words) >= MIN_WORDS:
+                        measured.append((key, words, _share(words)))
+            if len(measured) == found:
+                words = _WORD.findall(canonical(" ".join(_word_runs(paragraph))))
                 if len(words) >= MIN_WORDS:
-                    measured.append((key, words, _share(words)))
+                    pooled.append((key, words, _share(words)))
     english = [share for _, words, share in measured if len(words) >= MIN_ENGLISH_WORDS]
+    measured += pooled
     if len(english) < 2 or median(english) < ENGLISH_SOURCE:
         return {}
     held: dict[str, str] = {}
@@ -103,6 +118,33 @@ def _is_running_text(paragraph: str) -> bool:
     if paragraph.lstrip().startswith((">>>", "...", "$ ", "#", "-", "*", "=", "|", "..")):
         return False
     return sum(len(line.split()) for line in lines) >= 5 * len(lines)
+
+
+def _word_runs(paragraph: str) -> list[str]:
+    """The words of `paragraph` that come in runs of plain words, wherever they stand.
+
+    A language is told by its words, whether they fill one long sentence, several short lines
+    or the comments and strings of a piece of code. Identifiers, numbers, options and markup
+    break a run, and so does a capital letter, so a list of settings or of names yields nothing.
+    """
+    found: list[str] = []
+    for line in paragraph.split("\n"):
+        tokens = line.split()
+        runs: list[str] = []
+        run: list[str] = []
+        for token in [*tokens, ""]:
+            word = token.strip(_QUOTES).rstrip(_STOPS).strip(_QUOTES)
+            if word.isalpha() and word.islower():
+                run.append(word)
+                if token.strip(_QUOTES) == word:
+                    continue
+            runs += run if len(run) >= MIN_RUN_WORDS else []
+            run = []
+        # A line mostly of other tokens is a list of names or paths that happens to hold a
+        # few plain ones.
+        if len(runs) >= RUN_SHARE * len(tokens):
+            found += runs
+    return found
 
 
 def _is_prose(sentence: str) -> bool:
