@@ -250,10 +250,11 @@ def spread(families: Sequence[str], total: int, exclude: set[str]) -> list[Sampl
 def fresh_vault(root: Path, model: Path | None) -> Vault:
     init_vault(root)
     if model is not None:
+        # Set as data, not by editing the template's text: what it leaves commented changes.
         config = root / "lore.yaml"
-        text = config.read_text(encoding="utf-8")
-        setting = f"gates:\n  detector_model: {yaml.safe_dump(str(model)).splitlines()[0]}\n"
-        config.write_text(text.replace("gates:\n", setting, 1), encoding="utf-8")
+        settings = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+        settings.setdefault("gates", {})["detector_model"] = str(model)
+        config.write_text(yaml.safe_dump(settings, sort_keys=False), encoding="utf-8")
     return Vault.open(root)
 
 
