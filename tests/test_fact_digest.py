@@ -79,3 +79,34 @@ def test_digests_and_summaries_of_mixed_text_always_fit_their_budget() -> None:
             assert estimate_tokens(digest) <= budget
         summary = roll_up([digest, answer, question], budget)
         assert estimate_tokens(summary) <= budget
+
+
+def test_a_digest_takes_whole_sentences_cut_at_line_breaks_and_full_stops() -> None:
+    answer = (
+        "Some plain words come first\n"
+        "Phobos orbits Mars in 7.6 hours。 The rest is filler text here! "
+        "Deimos takes 30.3 hours"
+    )
+    digest = fact_digest("Phobos orbit?", answer, [], 14)
+    assert digest == "Phobos orbit? → Phobos orbits Mars 7.6 hours。"
+
+
+def test_digests_cut_sentences_and_citations_as_the_rest_of_lore_does() -> None:
+    # The digest's own fast readings must agree with the shared rules they stand in for.
+    import re
+
+    from lore.core.fact_digest import _sentences, _without_citations
+    from lore.core.passages import split_sentences
+
+    samples = [
+        "One. Two? Three! Four",
+        "a. . b!!  c\n\nd \n. e",
+        "東京です。 次は大阪。終わり",
+        "no mark at all\r\nsecond line.\u2028third",
+        "Mars has moons [1]. Phobos [2, 3] and\t[4]Deimos [x] [ 5] [6 ,7].",
+        "  . ",
+        "",
+    ]
+    for text in samples:
+        assert _sentences(text) == split_sentences(text)
+        assert _without_citations(text) == re.sub(r"\s?\[\d+(?:\s*,\s*\d+)*\]", "", text)

@@ -17,13 +17,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 from typing import NamedTuple
 
-from lore.core.passages import STOPWORDS, split_sentences, words
+from lore.core.passages import STOPWORDS, words
 from lore.core.search.query import stem_word
 from lore.core.tokens import estimate_tokens
 
-_CITATION = re.compile(r"\s?\[\d+(?:\s*,\s*\d+)*\]")
+# A citation, found by the bracket it starts with; the whitespace before it goes with it.
+_CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 _LEAD = re.compile(r"^\s*From the notes:\s*", re.IGNORECASE)
 _UNVERIFIED = " (from an unverified source)"
 _EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
@@ -75,18 +77,30 @@ class _Tally:
 
 
 class _Token(NamedTuple):
-    """What a digest asks of one whitespace-separated token, worked out once per token."""
+    """What a digest asks of one whitespace-separated token, worked out once per token.
+
+    Sentences are lists of these, and what a sentence weighs and measures is summed by
+    `map` over the fields below, so no Python code runs per word once it was seen.
+    """
 
     text: str
-    size: _Size
-    # A stopword once its edge punctuation is stripped, and not one of the words kept.
-    filler: bool
+    characters: int
+    outside: int
+    # Not a stopword once its edge punctuation is stripped, or one of the words kept.
+    telling: bool
     digit: bool
     capital: bool
-    # The stems of its words, and the stem and capital of the token without its edges.
+    # The stems of its words, of those that are not stopwords, and the stem and capital of
+    # the token without its edges.
     stems: frozenset[str]
+    content_stems: frozenset[str]
     bare_stem: str
     bare_capital: bool
+
+
+_TEXT, _CHARACTERS, _OUTSIDE, _TELLING, _DIGIT, _CAPITAL, _STEMS, _CONTENT_STEMS = map(
+    itemgetter, range(8)
+)
 
 
 @lru_cache(maxsize=32_768)
@@ -94,25 +108,54 @@ def _token(text: str) -> _Token:
     # A token of word characters only has no edge punctuation to strip.
     bare = text if text.isalnum() else _EDGE_PUNCTUATION.sub("", text)
     lowered = bare.lower()
+    characters, _, outside = _size(text)
+    found = words(text)
+    stems = frozenset(map(_stem, found))
+    content = [word for word in found if word not in STOPWORDS]
     return _Token(
         text=text,
-        size=_size(text),
-        filler=lowered in STOPWORDS and lowered not in _KEPT,
+        characters=characters,
+        outside=outside,
+        telling=lowered not in STOPWORDS or lowered in _KEPT,
         digit=_has_digit(text),
         capital=text[:1].isupper(),
-        stems=frozenset(_stem(word) for word in words(text)),
+        stems=stems,
+        content_stems=stems if len(content) == len(found) else frozenset(map(_stem, content)),
         bare_stem=_stem(lowered),
         bare_capital=bare[:1].isupper(),
     )
 
 
+# A sentence ends at a line break, or at a full stop, question or exclamation mark followed
+# by whitespace: the rule of `lore.core.passages.split_sentences`, which a test holds this to.
+# Lines are split first, and a pattern that starts with the mark is found by a fast scan
+# where a look-behind is tried at every character.
+_SENTENCE_MARK = re.compile(r"([.!?。！？])\s+")
+
+
+def _sentences(text: str) -> list[str]:
+    """`split_sentences(text)`, in a fraction of its time."""
+    found = []
+    for line in text.split("\n"):
+        pieces = _SENTENCE_MARK.split(line)
+        # Text, mark, text, mark, …, text: each sentence keeps its mark.
+        for index in range(0, len(pieces), 2):
+            sentence = (
+                pieces[index] + pieces[index + 1] if index + 1 < len(pieces) else pieces[index]
+            )
+            sentence = sentence.strip()
+            if sentence:
+                found.append(sentence)
+    return found
+
+
 def _telling_tokens(text: str) -> list[_Token]:
-    return [token for token in map(_token, text.split()) if not token.filler]
+    return list(filter(_TELLING, map(_token, text.split())))
 
 
 def telegraphic(text: str) -> str:
     """`text` without its stopwords; numbers, names, negations and comparisons stay."""
-    return " ".join(token.text for token in _telling_tokens(text))
+    return " ".join(map(_TEXT, _telling_tokens(text)))
 
 
 def _has_digit(token: str) -> bool:
@@ -123,16 +166,14 @@ def _has_digit(token: str) -> bool:
 def _fact_weight(sentence: str, question_terms: set[str]) -> float:
     """How much a sentence states: what the question asked about most, then numbers, then
     names."""
-    return _tokens_weight([_token(token) for token in sentence.split()], question_terms)
+    return _tokens_weight(list(map(_token, sentence.split())), question_terms)
 
 
 def _tokens_weight(tokens: list[_Token], question_terms: set[str]) -> float:
-    numbers = sum(1 for token in tokens if token.digit)
-    names = sum(1 for token in tokens[1:] if token.capital)
+    numbers = sum(map(_DIGIT, tokens))
+    names = sum(map(_CAPITAL, tokens[1:]))
     shared = (
-        len(question_terms.intersection(set().union(*(token.stems for token in tokens))))
-        if question_terms
-        else 0
+        len(question_terms.intersection(set().union(*map(_STEMS, tokens)))) if question_terms else 0
     )
     return 3.0 * shared + 2.0 * numbers + names
 
@@ -140,10 +181,26 @@ def _tokens_weight(tokens: list[_Token], question_terms: set[str]) -> float:
 def _joined_size(tokens: list[_Token]) -> _Size:
     """The `_size` of the tokens joined by single spaces."""
     return (
-        sum(token.size[0] for token in tokens) + len(tokens) - 1,
+        sum(map(_CHARACTERS, tokens)) + len(tokens) - 1,
         len(tokens),
-        sum(token.size[2] for token in tokens),
+        sum(map(_OUTSIDE, tokens)),
     )
+
+
+def _without_citations(text: str) -> str:
+    """`text` without its citation marks ("[2]", "[1, 3]") and one whitespace before each."""
+    if "[" not in text:
+        return text
+    kept = []
+    last = 0
+    for found in _CITATION.finditer(text):
+        start = found.start()
+        if start > last and text[start - 1].isspace():
+            start -= 1
+        kept.append(text[last:start])
+        last = found.end()
+    kept.append(text[last:])
+    return "".join(kept)
 
 
 def _fits(text: str, limit: int) -> str:
@@ -152,12 +209,12 @@ def _fits(text: str, limit: int) -> str:
         return text
     kept: list[str] = []
     tally = _Tally()
-    for token in text.split():
-        size = _size(token)
+    for token in map(_token, text.split()):
+        size = (token.characters, 1, token.outside)
         if tally.tokens_with(size) > limit:
             break
         tally.add(size)
-        kept.append(token)
+        kept.append(token.text)
     return " ".join(kept)
 
 
@@ -174,11 +231,16 @@ def _densest_words(tokens: list[_Token], limit: int, question_terms: set[str]) -
         return (-1 if token.bare_capital else 0), position
 
     kept: list[int] = []
-    tally = _Tally()
+    # The `_Tally` of the kept words, written out: this loop runs for most digests.
+    characters = -1
+    outside = 0
     for position in sorted(range(len(tokens)), key=telling):
-        size = tokens[position].size
-        if tally.tokens_with(size) <= limit:
-            tally.add(size)
+        token = tokens[position]
+        after = characters + 1 + token.characters
+        count = len(kept) + 1
+        if max(-(-after // 4), -(-count * 13 // 10), outside + token.outside) <= limit:
+            characters = after
+            outside += token.outside
             kept.append(position)
     return " ".join(tokens[i].text for i in sorted(kept))
 
@@ -203,10 +265,13 @@ def fact_digest(
             break
     asked = _fits(asked, max(1, int(max_tokens * _QUESTION_SHARE)))
     room = max_tokens - estimate_tokens(f"{asked} → {notes}")
-    answer = _CITATION.sub("", _LEAD.sub("", answer)).replace(_UNVERIFIED, "")
+    lead = _LEAD.match(answer)
+    answer = _without_citations(answer[lead.end() :] if lead else answer)
+    answer = answer.replace(_UNVERIFIED, "")
     # Each sentence as its telling tokens: only the sentences chosen are ever joined.
-    sentences = [tokens for tokens in map(_telling_tokens, split_sentences(answer)) if tokens]
-    wanted = {_stem(word) for word in words(question) if word not in STOPWORDS}
+    sentences = [tokens for tokens in map(_telling_tokens, _sentences(answer)) if tokens]
+    # The stems of the question's words that are not stopwords, gathered word by word.
+    wanted: set[str] = set().union(*map(_CONTENT_STEMS, map(_token, question.split())))
     ranked = sorted(
         range(len(sentences)),
         key=lambda index: (-_tokens_weight(sentences[index], wanted), index),
@@ -224,7 +289,7 @@ def fact_digest(
             if cut:
                 return _joined(asked, cut, notes)
             break
-    facts = " ".join(" ".join(token.text for token in sentences[i]) for i in sorted(chosen))
+    facts = " ".join(" ".join(map(_TEXT, sentences[i])) for i in sorted(chosen))
     return _joined(asked, facts, notes)
 
 
