@@ -282,32 +282,56 @@ Digest = Callable[[dict[str, Any]], str]
 
 
 def _scan_live(
-    history: HistoryStore,
-    start: int,
-    covered: set[str] | None,
-    digest: Digest | None = None,
-    stop: int | None = None,
-) -> Iterator[_LiveTurn]:
-    """Each live turn with only what compaction needs, so memory stays small; its digest
-    only when `digest` is given, and only up to byte `stop`."""
+    history: HistoryStore, start: int, covered: set[str] | None
+) -> Iterator[tuple[_LiveTurn, dict[str, Any]]]:
+    """Each live turn with only what compaction needs, and the record it was read from."""
     for position, raw in history.iter_lines_from(start):
-        if stop is not None and position >= stop:
-            return
         if not raw.endswith(b"\n"):
             continue  # a torn last line: never compact past it
         record = _uncovered_record(raw, covered)
         if record is None:
             continue
-        ok = record.get("status", "ok") == "ok"
-        yield _LiveTurn(
+        turn = _LiveTurn(
             id=record["id"],
-            ok=ok,
+            ok=record.get("status", "ok") == "ok",
             tokens=estimate_tokens(_text(record, "question"))
             + estimate_tokens(_text(record, "answer")),
             end=position + len(raw),
-            # Only answered turns are summarised.
-            digest=digest(record) if ok and digest is not None else "",
+            digest="",
         )
+        yield turn, record
+
+
+def _read_live(
+    history: HistoryStore,
+    start: int,
+    covered: set[str] | None,
+    digest: Digest,
+    threshold_tokens: int,
+) -> list[_LiveTurn]:
+    """The live turns, oldest first; once they pass the threshold, each answered one with
+    its digest.
+
+    History is read once. Until the turns read pass the threshold nothing may be compacted,
+    so their records wait (at most the threshold's worth); past it every answered turn is
+    digested as it is read, and only the few newest, which stay live, in vain.
+    """
+    live: list[_LiveTurn] = []
+    waiting: list[tuple[_LiveTurn, dict[str, Any]]] = []
+    total = 0
+    for turn, record in _scan_live(history, start, covered):
+        live.append(turn)
+        total += turn.tokens
+        if not turn.ok:
+            continue  # only answered turns are summarised
+        if total <= threshold_tokens:
+            waiting.append((turn, record))
+            continue
+        for held, held_record in waiting:
+            held.digest = digest(held_record)
+        waiting.clear()
+        turn.digest = digest(record)
+    return live
 
 
 # -- the plan ---------------------------------------------------------------------------------
@@ -478,7 +502,7 @@ def _plan(
         # Offline, each turn keeps its facts in an equal share of its entry.
         entry_tokens = max(entry_tokens, FACT_TOKENS_PER_TURN * settings.memory_fanout)
         digest = _fact_digester(vault, entry_tokens // settings.memory_fanout - 1)
-    live = list(_scan_live(store.history, start, covered))
+    live = _read_live(store.history, start, covered, digest, settings.compact_threshold_tokens)
     report.live_turns_before = report.live_turns_after = len(live)
     report.live_tokens_before = report.live_tokens_after = sum(t.tokens for t in live)
     report.memory_tokens_after = report.memory_tokens_before
@@ -493,14 +517,6 @@ def _plan(
     if not to_cover:
         report.reason = f"only the {len(live)} most recent turns are live; they are kept"
         return report, None
-
-    # Digests only for the turns being covered: a long backlog is read twice, not held.
-    digests = {
-        turn.id: turn.digest
-        for turn in _scan_live(store.history, start, covered, digest, to_cover[-1].end)
-    }
-    for turn in to_cover:
-        turn.digest = digests.get(turn.id, "") if turn.ok else ""
     summariser: Summariser
     summariser = ProviderSummariser(provider) if provider is not None else ExtractiveSummariser()
     planner = _Planner(state, summariser, entry_tokens, settings.memory_fanout)
