@@ -219,7 +219,7 @@ async def test_a_failed_ask_is_one_line_and_a_kept_turn(sample_vault: Vault) -> 
 async def test_a_benign_proposal_is_admitted_and_audited_as_the_client(
     session: LoreSession,
 ) -> None:
-    async with connected(session, client="Claude Desktop") as client:
+    async with connected(session, client="Desk Chat") as client:
         filed = await call(
             client,
             "propose_note",
@@ -232,7 +232,7 @@ async def test_a_benign_proposal_is_admitted_and_audited_as_the_client(
     assert filed["admitted"] == 1 and filed["held"] == 0
     assert BENIGN in note["markdown"]
     assert note["trust"] == "untrusted"
-    mine = [entry for entry in session.audit_entries() if entry.actor == "mcp:Claude-Desktop"]
+    mine = [entry for entry in session.audit_entries() if entry.actor == "mcp:Desk-Chat"]
     assert [entry.verdict for entry in mine] == ["admitted"]
     assert "stated source: https://example.org/tides" in mine[0].reasons
 
@@ -402,7 +402,7 @@ def test_addresses_and_client_names() -> None:
     for bad in ("", "host:", "99999", "x:y"):
         with pytest.raises(UsageError):
             parse_address(bad)
-    assert actor_for("Claude Desktop") == "mcp:Claude-Desktop"
+    assert actor_for("Claude Desktop") == "mcp:Desk-Chat"
     assert actor_for("../../etc\n") == "mcp:etc"
     assert actor_for(None) == "mcp:unknown"
 
