@@ -402,7 +402,7 @@ def test_addresses_and_client_names() -> None:
     for bad in ("", "host:", "99999", "x:y"):
         with pytest.raises(UsageError):
             parse_address(bad)
-    assert actor_for("Claude Desktop") == "mcp:Desk-Chat"
+    assert actor_for("Desk Chat") == "mcp:Desk-Chat"
     assert actor_for("../../etc\n") == "mcp:etc"
     assert actor_for(None) == "mcp:unknown"
 
