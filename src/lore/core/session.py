@@ -44,9 +44,10 @@ if TYPE_CHECKING:
     from lore.core.pack import ContextPack
     from lore.core.providers.base import Provider
     from lore.core.quarantine import HeldClaim, Promotion, Quarantine
-    from lore.core.search import SearchHit
+    from lore.core.search import ReconcileReport, SearchHit
     from lore.core.trust_rules import TrustChange
     from lore.core.turns import Turn
+    from lore.core.vault import RemoveResult, RenameResult
     from lore.core.versioning import LoggedOperation, NoteAtVersion, NoteVersion, RestoreResult
 
 
@@ -376,25 +377,25 @@ class LoreSession:
         self.wrote(("notes",))
         return note
 
-    def rename_note(self, ref: str, new_title: str) -> Any:
+    def rename_note(self, ref: str, new_title: str) -> RenameResult:
         with self._acting():
             result = self.vault.rename_note(ref, new_title)
         self.wrote(("notes",))
         return result
 
-    def remove_note(self, ref: str) -> Any:
+    def remove_note(self, ref: str) -> RemoveResult:
         with self._acting():
             result = self.vault.remove_note(ref)
         self.wrote(("notes",))
         return result
 
-    def reconcile(self) -> Any:
+    def reconcile(self) -> ReconcileReport:
         report = self.vault.reconcile()
         if report.touched:
             self.wrote(("notes",))
         return report
 
-    def reindex(self) -> Any:
+    def reindex(self) -> ReconcileReport:
         report = self.vault.reindex()
         self.wrote(("notes",))
         return report
