@@ -7,8 +7,9 @@ quarantine, say) does not load and compile every gate.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lore.core.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from lore.core.gates.admission import GateContext, run_gates
@@ -24,13 +25,7 @@ _HOME_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(globals(), _HOME_OF)
 
 
 __all__ = ["Claim", "GateContext", "SimilarityIndex", "Verdict", "run_gates"]

@@ -8,8 +8,9 @@ stemmer, say) does not pay for opening whoosh's index machinery.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lore.core.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from lore.core.search.index import FileStat, NoteIndex, NoteLoader, ReconcileReport, SearchHit
@@ -23,13 +24,7 @@ _HOME_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(globals(), _HOME_OF)
 
 
 __all__ = ["FileStat", "NoteIndex", "NoteLoader", "ReconcileReport", "SearchHit"]

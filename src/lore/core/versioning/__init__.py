@@ -8,8 +8,9 @@ their module when first asked for, so opening a vault loads no more than it uses
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from lore.core.lazy_names import lazy_names
 
 if TYPE_CHECKING:
     from lore.core.versioning.git import GitFailed
@@ -60,11 +61,7 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+__getattr__ = lazy_names(globals(), {name: f"{__name__}.{home}" for name, home in _HOMES.items()})
 
 
 __all__ = [
