@@ -287,3 +287,33 @@ def test_a_killed_ingest_leaves_whole_files_and_the_rerun_matches_a_clean_run(
     assert titles == sorted(note.title for note in clean.iter_notes())
     assert os.listdir(vault.root / "notes")  # and nothing was lost
     clean.close()
+
+
+def test_a_long_ingest_keeps_only_recent_notes_in_memory_and_still_joins_older_ones(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lore.core.ingest import filing
+
+    # One source a batch, and room for one written note: the Mars note is forgotten once the
+    # Venus note is written, so the last source must read it back from disk, whole.
+    monkeypatch.setattr(pipeline_module, "BATCH_SOURCES", 1)
+    monkeypatch.setattr(filing, "WRITTEN_KEPT_CHARS", 1)
+    documents = [
+        ("Mars", "Mars has two small moons, Phobos and Deimos."),
+        ("Venus", "Venus spins backwards compared with most planets."),
+        ("Mars", "Olympus Mons on Mars is the tallest volcano known."),
+    ]
+    sources = [
+        write(tmp_path / f"source-{number}.md", f"# {title}\n\n## Facts\n\n{fact}\n")
+        for number, (title, fact) in enumerate(documents)
+    ]
+    report = ingest(vault, [str(source) for source in sources])
+    assert report.claim_counts() == {"admitted": 2, "merged": 1, "held": 0}
+    mars = vault.find("Mars — Facts")
+    assert f"{documents[0][1]} [^src1]" in mars.body
+    assert f"{documents[2][1]} [^src2]" in mars.body
+    assert [source.uri for source in mars.sources] == [
+        sources[0].resolve().as_uri(),
+        sources[2].resolve().as_uri(),
+    ]
+    assert list(filing.Catalog.for_vault(vault).written) == [mars.path]

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from lore.config import TrustLevel
@@ -26,6 +28,12 @@ from lore.core.vault import Vault
 _CACHE_ATTRIBUTE = "_lore_ingest_catalog"
 _FOOTNOTE_DEF = re.compile(r"^\[\^src\d+\]:")
 _HEADING = re.compile(r"^#{1,6}\s")
+# Every claim of a section names the same section and source: each is cleaned once.
+_clean_title = lru_cache(maxsize=4096)(clean_title)
+# How much of the text of notes this run wrote the catalog keeps, so a later claim joining
+# one need not read it back; past this the oldest are read from disk again when joined, and
+# a long ingest holds no more than this, however many notes it writes.
+WRITTEN_KEPT_CHARS = 8_000_000
 
 
 @dataclass
@@ -63,7 +71,9 @@ class Catalog:
         self.trusted_titles: dict[str, str] = {}
         # Notes this run wrote, with the (size, mtime) they were written with: a later claim
         # that joins one skips re-reading and re-parsing it unless the file changed since.
-        self.written: dict[str, tuple[int, int, str, Note]] = {}
+        # The most recently written, up to WRITTEN_KEPT_CHARS of text (see `remember`).
+        self.written: OrderedDict[str, tuple[int, int, str, Note]] = OrderedDict()
+        self._written_chars = 0
         # (size, mtime_ns) of every note file the catalog reflects.
         self.stats: dict[str, tuple[int, int]] = {}
 
@@ -110,7 +120,7 @@ class Catalog:
     def remove(self, path: str) -> None:
         info = self.notes.pop(path, None)
         self.index.remove_path(path)
-        self.written.pop(path, None)
+        self._forget_written(path)
         self.stats.pop(path, None)
         if info is None:
             return
@@ -140,12 +150,30 @@ class Catalog:
                 for paragraph in claim_paragraphs(note.body):
                     self.index.add(paragraph, note.path, note.trust)
 
+    def remember(self, path: str, size: int, mtime_ns: int, text: str, note: Note) -> None:
+        """Keep a note this run wrote, as written; the oldest kept go past the limit."""
+        self._forget_written(path)
+        self.written[path] = (size, mtime_ns, text, note)
+        self._written_chars += _written_chars(text, note)
+        while self._written_chars > WRITTEN_KEPT_CHARS and len(self.written) > 1:
+            self._forget_written(next(iter(self.written)))
+
+    def _forget_written(self, path: str) -> None:
+        kept = self.written.pop(path, None)
+        if kept is not None:
+            self._written_chars -= _written_chars(kept[2], kept[3])
+
     def forget_title(self, title: str, path: str) -> None:
         key = title.casefold()
         if self.titles.get(key) == path:
             del self.titles[key]
         if self.trusted_titles.get(key) == path:
             del self.trusted_titles[key]
+
+
+def _written_chars(text: str, note: Note) -> int:
+    # The rendered file and the parsed note's body: the bulk of what one entry holds.
+    return len(text) + len(note.body)
 
 
 @dataclass
@@ -156,8 +184,8 @@ class NoteChange:
 
 
 def section_title(claim: Claim) -> str:
-    section = clean_title(claim.section)
-    title = clean_title(claim.source_title) or "Untitled source"
+    section = _clean_title(claim.section)
+    title = _clean_title(claim.source_title) or "Untitled source"
     part = split_part(section)
     if part is not None and part[0].casefold() == title.casefold():
         return part_title(title, part[1], part[2])  # a part of the untitled opening
@@ -183,6 +211,8 @@ class Filer:
     # at flush, not once per claim.
     appended: dict[str, list[str]] = field(default_factory=dict)
     touched: set[str] = field(default_factory=set)
+    # The file names of `pending`, so a new note's name is checked against them at once.
+    pending_names: set[str] = field(default_factory=set)
 
     # -- reading and staging -----------------------------------------------------------------
 
@@ -199,11 +229,12 @@ class Filer:
             else:
                 self.before[path] = file.read_text(encoding="utf-8") if info else None
                 self.pending[path] = self.vault.read_note(path)
+            self.pending_names.add(PurePosixPath(path).name)
         return self.pending[path]
 
     def _new_note(self, title: str, claim: Claim, pinned: bool) -> Note:
         folder = self.vault.layout.notes
-        taken = {PurePosixPath(path).name for path in self.pending}
+        taken = self.pending_names
         name = unique_name(slugify(title), lambda name: name in taken or (folder / name).exists())
         path = self.vault.relpath(folder / name)
         now = utc_now()
@@ -220,13 +251,14 @@ class Filer:
             created=now,
             updated=now,
             sources=[
-                Source(claim.source_uri, claim.source_sha256, clean_title(claim.source_title))
+                Source(claim.source_uri, claim.source_sha256, _clean_title(claim.source_title))
             ],
             trust=claim.trust,
             status="active",
             extra=extra,
         )
         self.pending[path] = note
+        self.pending_names.add(PurePosixPath(path).name)
         self.before[path] = None
         self.catalog.add(note, index_body=False)
         return note
@@ -237,7 +269,7 @@ class Filer:
             if source.uri == claim.source_uri and source.sha256 == claim.source_sha256:
                 return number
         note.sources.append(
-            Source(claim.source_uri, claim.source_sha256, clean_title(claim.source_title))
+            Source(claim.source_uri, claim.source_sha256, _clean_title(claim.source_title))
         )
         return len(note.sources)
 
@@ -352,15 +384,13 @@ class Filer:
                 except OSError:
                     continue
                 note = self.pending[change.path]
-                self.catalog.written[change.path] = (
-                    info.st_size,
-                    info.st_mtime_ns,
-                    change.after,
-                    note,
+                self.catalog.remember(
+                    change.path, info.st_size, info.st_mtime_ns, change.after, note
                 )
                 self.catalog.stats[change.path] = (info.st_size, info.st_mtime_ns)
 
         self.pending.clear()
+        self.pending_names.clear()
         self.before.clear()
         self.appended.clear()
         self.touched.clear()
