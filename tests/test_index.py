@@ -372,3 +372,50 @@ def test_phrases_and_scores_are_whooshs_own(vault: Vault) -> None:
 def test_searching_an_empty_vault_finds_nothing_without_failing(vault: Vault) -> None:
     assert vault.index.search("anything at all", status=None) == []
     assert vault.index.search('"a phrase" tag:x', status="active") == []
+
+
+def test_an_index_built_in_runs_on_disk_finds_and_scores_as_one_built_in_memory(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A writer past its memory pool sorts postings into runs on disk and merges them at the
+    # end; with a pool of 1 MB, 400 notes take several runs, when they are added to an open
+    # index and when it is rebuilt.
+    import random
+
+    from lore.core.notes import Note, render_note
+    from lore.core.search import index as index_module
+
+    rng = random.Random(3)
+    words = [f"w{number}x" for number in range(3000)]
+    vault.create_note("Anchor", "the first note, written through the vault")
+    _ = vault.index
+    bodies = [" ".join(rng.choice(words) for _ in range(120)) for _ in range(400)]
+    for number, body in enumerate(bodies):
+        note = Note(
+            path=f"notes/generated-{number}.md",
+            id=f"n{number:017x}",
+            title=f"Generated {number} {words[number]}",
+            body=body,
+            created="2026-01-01T00:00:00Z",
+            updated="2026-01-01T00:00:00Z",
+        )
+        (vault.root / note.path).write_text(render_note(note), encoding="utf-8")
+    phrase = " ".join(bodies[17].split()[40:42])
+    queries = ["w7x", "w42x w1999x", f'"{phrase}"', "w2999x", "generated", "anchor"]
+
+    def answers() -> list[list[tuple[str, float]]]:
+        return [
+            [(hit.path, round(hit.score, 6)) for hit in vault.index.search(query, limit=20)]
+            for query in queries
+        ]
+
+    monkeypatch.setattr(index_module, "WRITER_POOL_MB", 1)
+    assert len(vault.reconcile().added) == 400
+    added_in_runs = answers()
+    vault.reindex()
+    rebuilt_in_runs = answers()
+    monkeypatch.setattr(index_module, "WRITER_POOL_MB", 256)
+    vault.reindex()
+    in_memory = answers()
+    assert added_in_runs == rebuilt_in_runs == in_memory
+    assert all(in_memory[:4]) and len(in_memory[4]) == 20

@@ -53,6 +53,11 @@ from lore.core.search.terms import memo_term_lookups
 from lore.errors import VaultError
 
 MERGE_AT_SEGMENTS = 4
+# How many MB of postings (as whoosh counts them, below what they take) a writer adding many
+# notes holds before it sorts them into a run on disk. Past it, memory stays flat however
+# many notes are added: building the index of the Python documentation (4,400 notes) peaks
+# 60 MB lower with 64 than with 256, and takes about a third longer.
+WRITER_POOL_MB = 64
 # Pasted text is searched by its rarest words among the first PASTED_WORDS_READ, as many as
 # fit PASTED_POSTINGS (the rarest always): pasted code is mostly `self`, `return` and
 # `import`, words nearly every note of code holds, and its rare names are what find its note.
@@ -336,7 +341,7 @@ class NoteIndex:
     def _apply(self, report: ReconcileReport) -> ReconcileReport:
         if report.touched == 0:
             return report
-        writer = self._writer(timeout=30.0, compound=False)
+        writer = self._writer(timeout=30.0, limitmb=WRITER_POOL_MB, compound=False)
         try:
             for relpath in report.removed:
                 writer.delete_by_term("path", relpath)
@@ -372,7 +377,7 @@ class NoteIndex:
             ) from None
         self.manifest.files = {}
         self._drop_searcher()
-        writer = self._writer(procs=1, limitmb=256, compound=False)
+        writer = self._writer(procs=1, limitmb=WRITER_POOL_MB, compound=False)
         try:
             report = self._fill(writer, stats)
             writer.commit(optimize=True)
