@@ -33,7 +33,7 @@ _clean_title = lru_cache(maxsize=4096)(clean_title)
 # How much of the text of notes this run wrote the catalog keeps, so a later claim joining
 # one need not read it back; past this the oldest are read from disk again when joined, and
 # a long ingest holds no more than this, however many notes it writes.
-WRITTEN_KEPT_CHARS = 8_000_000
+WRITTEN_KEPT_CHARS = 2_000_000
 
 
 @dataclass
