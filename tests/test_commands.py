@@ -55,7 +55,7 @@ def ctx(sample_vault: Vault) -> CommandContext:
 
 
 async def _ask(ctx: CommandContext, question: str) -> None:
-    async for _ in ctx.engine.ask(question):
+    async for _ in ctx.session.engine.ask(question):
         pass
 
 
@@ -166,10 +166,10 @@ def test_model_switches_for_the_session(registry: CommandRegistry, ctx: CommandC
     assert "offline" in (registry.dispatch(ctx, "/model").markdown or "")
     result = registry.dispatch(ctx, "/model ollama:llama3.2")
     assert result.ok and result.data == {"provider": "ollama", "model": "llama3.2"}
-    assert ctx.engine.provider.name == "ollama"
+    assert ctx.session.engine.provider.name == "ollama"
     assert not registry.dispatch(ctx, "/model bogus:thing").ok
     registry.dispatch(ctx, "/model offline")
-    assert ctx.engine.provider.name == "offline"
+    assert ctx.session.engine.provider.name == "offline"
 
 
 async def test_compact_dry_run_writes_nothing(
@@ -178,7 +178,7 @@ async def test_compact_dry_run_writes_nothing(
     await _ask(ctx, "What is Titan?")
     result = registry.dispatch(ctx, "/compact --dry-run")
     assert result.ok
-    assert not (ctx.vault.layout.memory / "memory.json").exists()
+    assert not (ctx.session.vault.layout.memory / "memory.json").exists()
     assert not registry.dispatch(ctx, "/compact --now").ok
 
 
@@ -224,13 +224,13 @@ async def test_save_files_the_last_answer_through_the_gates(
     await _ask(ctx, "What is the Great Red Spot?")
     result = registry.dispatch(ctx, "/save Great Red Spot answer")
     assert result.ok, result.markdown
-    assert HistoryStore(ctx.vault).tail(1)[0].status == "ok"
-    hits = ctx.vault.index.search("Great Red Spot answer", limit=50)
+    assert HistoryStore(ctx.session.vault).tail(1)[0].status == "ok"
+    hits = ctx.session.vault.index.search("Great Red Spot answer", limit=50)
     assert hits
 
 
 async def test_offline_provider_is_used_by_default(ctx: CommandContext) -> None:
-    reply = await collect(ctx.engine.provider, [])
+    reply = await collect(ctx.session.engine.provider, [])
     assert "nothing relevant" in reply.text
 
 
@@ -252,8 +252,8 @@ def test_slash_ingest_reviews_with_the_configured_model_as_the_command_line_does
     source = tmp_path / "doc.md"
     source.write_text("# Doc\n\nA fact.\n", encoding="utf-8")
     assert registry.dispatch(ctx, f"/ingest {source}").ok
-    ctx.vault.config.provider.name = "ollama"
-    ctx.vault.config.provider.model = "llama3"
+    ctx.session.vault.config.provider.name = "ollama"
+    ctx.session.vault.config.provider.model = "llama3"
     assert registry.dispatch(ctx, f"/ingest {source}").ok
     assert used[0] is None
     assert used[1] is not None and getattr(used[1], "model", "") == "llama3"
@@ -272,9 +272,9 @@ def test_slash_compact_summarises_with_a_provider_of_its_own(
         return real_compact(vault, provider=None, dry_run=True)
 
     monkeypatch.setattr(compaction, "compact", fake_compact)
-    ctx.vault.config.provider.name = "ollama"
-    ctx.vault.config.provider.model = "llama3"
-    answering = ctx.engine.provider
+    ctx.session.vault.config.provider.name = "ollama"
+    ctx.session.vault.config.provider.model = "llama3"
+    answering = ctx.session.engine.provider
     assert registry.dispatch(ctx, "/compact").ok
     # The answer's client belongs to the app's event loop; compaction runs on its own.
     assert used[0] is not None and used[0] is not answering

@@ -58,23 +58,24 @@ def notice_for(event: AskEvent) -> AskNotice | None:
 
 
 class AskListener(ABC):
-    """What a face does with each event of an ask. Only `notice` has no default."""
+    """What a face does with each event of an ask. Only `notice` has no default; the
+    others do nothing unless a face has something to draw for them."""
 
     async def started(self, event: AskStarted) -> None:
         """The pack is built and the question sent."""
-        return None  # by default a face has nothing to draw for it
+        return None
 
     async def delta(self, text: str) -> None:
         """More of the answer arrived."""
-        return None  # by default a face has nothing to draw for it
+        return None
 
     async def finished(self, event: AskFinished) -> None:
         """The answer is complete and recorded."""
-        return None  # by default a face has nothing to draw for it
+        return None
 
     async def failed(self, event: AskFailed) -> None:
         """The ask ended in an error; the turn is recorded all the same."""
-        return None  # by default a face has nothing to draw for it
+        return None
 
     @abstractmethod
     async def notice(self, notice: AskNotice, event: AskEvent) -> None:

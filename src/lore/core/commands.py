@@ -19,9 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from lore.errors import LoreError, UsageError
 
 if TYPE_CHECKING:
-    from lore.core.ask import AskEngine
     from lore.core.session import LoreSession
-    from lore.core.vault import Vault
 
 
 @dataclass(frozen=True)
@@ -96,14 +94,6 @@ class CommandContext:
     session: LoreSession
     # Set by dispatch, so /help can list what the face actually offers.
     registry: CommandRegistry | None = None
-
-    @property
-    def vault(self) -> Vault:
-        return self.session.vault
-
-    @property
-    def engine(self) -> AskEngine:
-        return self.session.engine
 
 
 Handler = Callable[[CommandContext, str], CommandResult]
