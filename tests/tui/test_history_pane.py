@@ -340,3 +340,35 @@ async def test_rows_far_down_are_read_when_reached_and_decode_to_their_turn(vaul
         assert turn is not None and turn.question.startswith("Question 99:")
         assert history.highlighted_turn == turn
         assert not history.row_read(1000)
+
+
+async def test_a_page_that_fails_to_read_is_read_again_while_in_view(vault: Vault) -> None:
+    from textual.app import App, ComposeResult
+
+    from lore.errors import VaultLocked
+
+    _write_history(vault, 1000)
+    store = HistoryStore(vault)
+    failures: list[tuple[int, int]] = []
+
+    def read_lines(start: int, stop: int) -> list[bytes]:
+        # The page holding row 900 finds the vault busy the first time it is read.
+        if start <= 99 < stop and not failures:
+            failures.append((start, stop))
+            raise VaultLocked("the vault is busy")
+        return store.read_lines(start, stop)
+
+    class ListHost(App[None]):
+        def compose(self) -> ComposeResult:
+            yield HistoryList(read_lines)
+
+    app = ListHost()
+    async with app.run_test(size=(100, 30)):
+        history = app.query_one(HistoryList)
+        history.show_history(1000)
+        await wait_until(lambda: history.row_read(0))
+        history.move_cursor(900)
+        await wait_until(lambda: history.row_read(900))
+        assert failures, "the first read of the page should have failed"
+        turn = history.turn_at(900)
+        assert turn is not None and turn.question.startswith("Question 99:")

@@ -35,6 +35,7 @@ from lore.core.public import Turn, decode_turn, visible
 PAGE_ROWS = 200
 CACHED_PAGES = 16
 STRIP_CACHE = 256
+RETRY_READ_S = 0.5
 _STATUS_MARK = {"ok": "·", "cancelled": "⊘", "error": "✗"}
 
 
@@ -149,9 +150,14 @@ class HistoryList(ScrollView, can_focus=True):
         pass
 
     class PageRead(Message, bubble=False):
-        """A page of rows read from disk by a worker; `generation` says which listing."""
+        """A page of rows read from disk by a worker; `generation` says which listing.
 
-        def __init__(self, generation: int, page: int, size: int, entries: list[_Entry]) -> None:
+        `entries` is None when the page could not be read.
+        """
+
+        def __init__(
+            self, generation: int, page: int, size: int, entries: list[_Entry] | None
+        ) -> None:
             super().__init__()
             self.generation = generation
             self.page = page
@@ -270,7 +276,14 @@ class HistoryList(ScrollView, can_focus=True):
 
     def _read(self, generation: int, page: int, start: int, stop: int) -> None:
         entries: list[_Entry] = []
-        for line in self._read_page(start, stop):
+        try:
+            lines = self._read_page(start, stop)
+        except Exception:
+            # A page that could not be read (the vault locked, the file gone) is asked for
+            # again, rather than staying a placeholder for good.
+            self.post_message(self.PageRead(generation, page, stop - start, None))
+            return
+        for line in lines:
             turn = decode_turn(line)
             if turn is not None:
                 entries.append((row_of(turn), line))
@@ -281,6 +294,10 @@ class HistoryList(ScrollView, can_focus=True):
             return
         page = message.page
         self._pending.discard(page)
+        if message.entries is None:
+            # Drawn again a moment later, a page still in view is asked for again.
+            self.set_timer(RETRY_READ_S, self.refresh)
+            return
         rows: list[_Entry | None] = list(reversed(message.entries))
         # A record that is not a turn comes back missing; keep the page its full height.
         rows.extend([None] * (message.size - len(rows)))
@@ -372,6 +389,13 @@ class HistoryList(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(self.scrollable_content_region.width, self.row_count)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        # Ask for the pages now in view at once, not on the next frame drawn: a frame can be
+        # a long while coming on a busy machine, and the rows would wait for it.
+        top = round(new_value)
+        self._prefetch(top, top + max(1, self.scrollable_content_region.height))
 
     # -- the cursor --------------------------------------------------------------------------
 
