@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from lore.config import ProviderSettings
+from lore.config import ProviderSettings, settings_from
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Provider, collect
 from lore.core.providers.factory import make_provider
 from lore.errors import (
@@ -50,7 +50,7 @@ def make(kind: str, fake_server: FakeModelServer) -> MakeProvider:
             "retries": 0,
         }
         values.update(overrides)
-        return make_provider(ProviderSettings.model_validate(values))
+        return make_provider(settings_from(ProviderSettings, values))
 
     return build
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lore.config import ProviderSettings
+from lore.config import ProviderSettings, settings_from
 from lore.core.providers.base import ChatMessage, GenerationOptions, collect
 from lore.core.providers.ollama import DEFAULT_OLLAMA_URL, OllamaProvider
 from lore.errors import ModelNotFound
@@ -18,7 +18,7 @@ QUESTION = [ChatMessage("user", "hello")]
 def ollama(server: FakeModelServer, **overrides: object) -> OllamaProvider:
     values: dict[str, object] = {"name": "ollama", "model": "llama3", "base_url": server.url}
     values.update(overrides)
-    return OllamaProvider(ProviderSettings.model_validate(values))
+    return OllamaProvider(settings_from(ProviderSettings, values))
 
 
 async def test_context_window_is_set_so_the_server_never_truncates(

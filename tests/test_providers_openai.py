@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from lore.config import ProviderSettings
+from lore.config import ProviderSettings, settings_from
 from lore.core.providers.base import ChatMessage, collect
 from lore.core.providers.openai_compat import OpenAICompatProvider, chat_completions_url
 from lore.errors import ProviderAuthError, ProviderError, StreamInterrupted
@@ -20,7 +20,7 @@ SECRET = "sk-test-0123456789"
 def openai(url: str, **overrides: object) -> OpenAICompatProvider:
     values: dict[str, object] = {"name": "openai", "model": "gpt-test", "base_url": url}
     values.update(overrides)
-    return OpenAICompatProvider(ProviderSettings.model_validate(values))
+    return OpenAICompatProvider(settings_from(ProviderSettings, values))
 
 
 async def test_key_is_read_from_the_variable_named_in_the_config(

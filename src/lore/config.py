@@ -1,67 +1,79 @@
-"""Settings read into strict, nested pydantic models, in layers.
+"""Settings in layers, validated against the schema of plain dataclasses.
 
 Lowest to highest: the defaults here, the user's `config.yaml` in the XDG config folder, the
 vault's `lore.yaml`, then `LORE_SECTION__KEY` environment variables; command-line flags go on
 top. A bad key or value becomes one `ConfigError` line naming the file or variable, the key
 and what was expected. Nothing here is read at import time; callers load what they mean.
+
+The sections are stdlib dataclasses whose annotations carry their limits; pydantic validates
+them, and is imported only to validate. Every command reads the settings, and settings that
+were validated before come back from a cache in the vault (see lore.settings_cache) without
+YAML or pydantic: together they were most of a short command's start-up.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_type_hints
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from annotated_types import Ge, Gt, Le
 
 from lore.errors import ConfigError
 from lore.paths import user_dirs
 from lore.trust_levels import TRUST_LEVELS as TRUST_LEVELS
 from lore.trust_levels import TrustLevel as TrustLevel
 
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from lore.settings_cache import SettingsCache
+
 # `LORE_PROVIDER__MODEL=llama3` sets provider.model: the prefix, the section, `__`, the key.
 ENV_PREFIX = "LORE_"
 ENV_SEPARATOR = "__"
 
-# libyaml's safe loader when installed: the same rules as yaml.safe_load, many times faster,
-# which matters for files read on the way to the first screen.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
 NoteStatus = Literal["active", "superseded"]
 ProviderName = Literal["offline", "ollama", "openai"]
 
+# Read by pydantic when it validates a section: a key the schema does not know is an error.
+_STRICT = {"extra": "forbid"}
 
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-
-class VaultSettings(StrictModel):
+@dataclass
+class VaultSettings:
+    __pydantic_config__ = _STRICT
     name: str | None = None
-    max_note_bytes: int = Field(default=5_000_000, gt=0)
+    max_note_bytes: Annotated[int, Gt(0)] = 5_000_000
 
 
-class SearchSettings(StrictModel):
-    default_limit: int = Field(default=10, gt=0, le=1000)
+@dataclass
+class SearchSettings:
+    __pydantic_config__ = _STRICT
+    default_limit: Annotated[int, Gt(0), Le(1000)] = 10
 
 
-class IngestSettings(StrictModel):
-    chunk_chars: int = Field(default=3000, ge=200)
-    max_source_bytes: int = Field(default=25_000_000, gt=0)
-    url_timeout_s: float = Field(default=20.0, gt=0)
-    url_max_bytes: int = Field(default=10_000_000, gt=0)
-    url_max_redirects: int = Field(default=5, ge=0)
+@dataclass
+class IngestSettings:
+    __pydantic_config__ = _STRICT
+    chunk_chars: Annotated[int, Ge(200)] = 3000
+    max_source_bytes: Annotated[int, Gt(0)] = 25_000_000
+    url_timeout_s: Annotated[float, Gt(0)] = 20.0
+    url_max_bytes: Annotated[int, Gt(0)] = 10_000_000
+    url_max_redirects: Annotated[int, Ge(0)] = 5
     # Fetching loopback, link-local or private addresses (the first request or a redirect)
     # would let a page reach services on this machine or its network; off unless asked for.
     allow_private_urls: bool = False
-    extract_retries: int = Field(default=2, ge=0, le=10)
+    extract_retries: Annotated[int, Ge(0), Le(10)] = 2
     # Longer paragraphs become several claims, split on sentence boundaries.
-    max_claim_chars: int = Field(default=1000, ge=100)
+    max_claim_chars: Annotated[int, Ge(100)] = 1000
 
 
-class GateSettings(StrictModel):
+@dataclass
+class GateSettings:
+    __pydantic_config__ = _STRICT
     sanitise: bool = True
     trust: bool = True
     review: bool = True
@@ -71,86 +83,164 @@ class GateSettings(StrictModel):
     # Another detector model file (from `make train-gate`) instead of the packaged one;
     # relative to the vault.
     detector_model: str | None = None
-    hostile_source_ratio: float = Field(default=0.5, gt=0, le=1)
-    duplicate_threshold: float = Field(default=0.85, gt=0, le=1)
-    contradiction_threshold: float = Field(default=0.5, gt=0, le=1)
+    hostile_source_ratio: Annotated[float, Gt(0), Le(1)] = 0.5
+    duplicate_threshold: Annotated[float, Gt(0), Le(1)] = 0.85
+    contradiction_threshold: Annotated[float, Gt(0), Le(1)] = 0.5
     # An untrusted claim sharing this much of its wording with a trusted note is on its subject.
-    subject_threshold: float = Field(default=0.3, gt=0, le=1)
+    subject_threshold: Annotated[float, Gt(0), Le(1)] = 0.3
 
 
-class ProviderSettings(StrictModel):
+@dataclass
+class ProviderSettings:
+    __pydantic_config__ = _STRICT
     name: ProviderName = "offline"
     model: str = ""
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = Field(default=0.2, ge=0, le=2)
-    timeout_s: float = Field(default=120.0, gt=0)
-    stall_timeout_s: float = Field(default=30.0, gt=0)
-    connect_timeout_s: float = Field(default=5.0, gt=0)
-    retries: int = Field(default=2, ge=0, le=10)
+    temperature: Annotated[float, Ge(0), Le(2)] = 0.2
+    timeout_s: Annotated[float, Gt(0)] = 120.0
+    stall_timeout_s: Annotated[float, Gt(0)] = 30.0
+    connect_timeout_s: Annotated[float, Gt(0)] = 5.0
+    retries: Annotated[int, Ge(0), Le(10)] = 2
 
 
-class AskSettings(StrictModel):
-    budget_tokens: int = Field(default=4096, ge=0)
-    instructions_tokens: int = Field(default=400, ge=0)
-    memory_tokens: int = Field(default=600, ge=0)
-    recent_turns_tokens: int = Field(default=800, ge=0)
-    evidence_tokens: int = Field(default=2400, ge=0)
-    reply_tokens: int = Field(default=800, ge=0)
+@dataclass
+class AskSettings:
+    __pydantic_config__ = _STRICT
+    budget_tokens: Annotated[int, Ge(0)] = 4096
+    instructions_tokens: Annotated[int, Ge(0)] = 400
+    memory_tokens: Annotated[int, Ge(0)] = 600
+    recent_turns_tokens: Annotated[int, Ge(0)] = 800
+    evidence_tokens: Annotated[int, Ge(0)] = 2400
+    reply_tokens: Annotated[int, Ge(0)] = 800
     # How many notes retrieval hands the pack; their best passages compete for the evidence.
-    top_k: int = Field(default=40, gt=0, le=200)
-    max_question_chars: int = Field(default=16_000, gt=0)
+    top_k: Annotated[int, Gt(0), Le(200)] = 40
+    max_question_chars: Annotated[int, Gt(0)] = 16_000
 
 
-class HistorySettings(StrictModel):
-    compact_threshold_tokens: int = Field(default=6000, gt=0)
-    keep_recent_turns: int = Field(default=6, ge=0)
-    memory_budget_tokens: int = Field(default=600, gt=0)
-    memory_fanout: int = Field(default=8, ge=2)
+@dataclass
+class HistorySettings:
+    __pydantic_config__ = _STRICT
+    compact_threshold_tokens: Annotated[int, Gt(0)] = 6000
+    keep_recent_turns: Annotated[int, Ge(0)] = 6
+    memory_budget_tokens: Annotated[int, Gt(0)] = 600
+    memory_fanout: Annotated[int, Ge(2)] = 8
 
 
-class UISettings(StrictModel):
+@dataclass
+class UISettings:
+    __pydantic_config__ = _STRICT
     theme: str | None = None
 
 
-class McpSettings(StrictModel):
+@dataclass
+class McpSettings:
     """What `lore mcp` lets a connected agent do beyond reading."""
 
+    __pydantic_config__ = _STRICT
     # Folders the ingest tool may read files from (relative ones are inside the vault);
     # none by default, so an agent cannot have Lore read a file the person did not offer.
-    ingest_roots: list[str] = Field(default_factory=list)
+    ingest_roots: list[str] = field(default_factory=list)
     # The longest body propose_note accepts, in characters.
-    max_body_chars: int = Field(default=20_000, gt=0)
+    max_body_chars: Annotated[int, Gt(0)] = 20_000
 
 
-class VersioningSettings(StrictModel):
+@dataclass
+class VersioningSettings:
+    __pydantic_config__ = _STRICT
     # Commit each change Lore makes: unset, yes in a repository `lore init` made and no in
     # a git repository of your own; true or false decides for either.
     auto_commit: bool | None = None
 
 
-class LoreConfig(StrictModel):
-    vault: VaultSettings = Field(default_factory=VaultSettings)
-    search: SearchSettings = Field(default_factory=SearchSettings)
-    ingest: IngestSettings = Field(default_factory=IngestSettings)
-    gates: GateSettings = Field(default_factory=GateSettings)
-    provider: ProviderSettings = Field(default_factory=ProviderSettings)
-    ask: AskSettings = Field(default_factory=AskSettings)
-    history: HistorySettings = Field(default_factory=HistorySettings)
-    ui: UISettings = Field(default_factory=UISettings)
-    mcp: McpSettings = Field(default_factory=McpSettings)
-    versioning: VersioningSettings = Field(default_factory=VersioningSettings)
-    keymap: dict[str, str] = Field(default_factory=dict)
+@dataclass
+class LoreConfig:
+    __pydantic_config__ = _STRICT
+    vault: VaultSettings = field(default_factory=VaultSettings)
+    search: SearchSettings = field(default_factory=SearchSettings)
+    ingest: IngestSettings = field(default_factory=IngestSettings)
+    gates: GateSettings = field(default_factory=GateSettings)
+    provider: ProviderSettings = field(default_factory=ProviderSettings)
+    ask: AskSettings = field(default_factory=AskSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)
+    ui: UISettings = field(default_factory=UISettings)
+    mcp: McpSettings = field(default_factory=McpSettings)
+    versioning: VersioningSettings = field(default_factory=VersioningSettings)
+    keymap: dict[str, str] = field(default_factory=dict)
+
+
+_TOP_LEVEL_KEYS = frozenset(item.name for item in fields(LoreConfig))
+Settings = TypeVar("Settings")
+
+
+_adapters: dict[type, TypeAdapter[Any]] = {}
+
+
+def _adapter(schema: type[Settings]) -> TypeAdapter[Settings]:
+    # Built once per schema: building one walks the whole schema.
+    adapter = _adapters.get(schema)
+    if adapter is None:
+        from pydantic import TypeAdapter
+
+        adapter = _adapters[schema] = TypeAdapter(schema)
+    return adapter
+
+
+def _validated(schema: type[Settings], data: Any) -> Settings:
+    """`data` checked against `schema`; pydantic's ValidationError when it does not fit."""
+    return _adapter(schema).validate_python(data)
+
+
+def settings_from(
+    schema: type[Settings], data: Mapping[str, Any], source: str = "settings"
+) -> Settings:
+    """One section of settings (or the whole config) from a mapping, checked as a file is."""
+    from pydantic import ValidationError
+
+    try:
+        return _validated(schema, dict(data))
+    except ValidationError as exc:
+        raise ConfigError(f"{source}: {_describe(dict(exc.errors()[0]))}") from None
+
+
+def _section_models() -> dict[str, type]:
+    hints = get_type_hints(LoreConfig)
+    return {
+        name: hint for name, hint in hints.items() if isinstance(hint, type) and name != "keymap"
+    }
+
+
+def config_from_data(data: Mapping[str, Any]) -> LoreConfig:
+    """Settings rebuilt from `settings_data` of settings validated before, without validating.
+
+    A TypeError or KeyError means the data is not of this schema (a cache from another version).
+    """
+    sections = _section_models()
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        schema = sections.get(name)
+        values[name] = schema(**value) if schema is not None else dict(value)
+    return LoreConfig(**values)
+
+
+def settings_data(config: LoreConfig) -> dict[str, Any]:
+    """The settings as plain data (JSON's types only), as `config_from_data` reads them."""
+    return asdict(config)
 
 
 def _problem(error: dict[str, Any]) -> str:
-    if error["type"] == "extra_forbidden":
+    if error["type"] in ("extra_forbidden", "unexpected_keyword_argument"):
         return "unknown key"
-    got = error.get("input")
+    if error["type"] == "dataclass_type":
+        return f"expected a mapping of settings (got {_shown(error.get('input'))})"
+    return f"{error['msg'].lower()} (got {_shown(error.get('input'))})"
+
+
+def _shown(got: Any) -> str:
     shown = repr(got) if not isinstance(got, dict) else "a mapping"
     if len(shown) > 60:
         shown = shown[:57] + "..."
-    return f"{error['msg'].lower()} (got {shown})"
+    return shown
 
 
 def _describe(error: dict[str, Any]) -> str:
@@ -166,16 +256,16 @@ def settings_mapping(data: Any, source: str) -> dict[str, Any]:
         raise ConfigError(f"{source}: expected a mapping of settings at the top level")
     # `provider:` with every key under it commented out reads as null; it sets nothing.
     return {
-        key: value
-        for key, value in data.items()
-        if value is not None or key not in LoreConfig.model_fields
+        key: value for key, value in data.items() if value is not None or key not in _TOP_LEVEL_KEYS
     }
 
 
 def parse_config(data: Any, source: str) -> LoreConfig:
+    from pydantic import ValidationError
+
     data = settings_mapping(data, source)
     try:
-        return LoreConfig.model_validate(data)
+        return _validated(LoreConfig, data)
     except ValidationError as exc:
         first = exc.errors()[0]
         more = len(exc.errors()) - 1
@@ -193,8 +283,13 @@ def load_yaml_file(path: Path) -> Any:
         raise ConfigError(f"{path}: not valid UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
+    import yaml
+
+    # libyaml's safe loader when installed: the same rules as yaml.safe_load, many times
+    # faster, which matters for files read on the way to the first screen.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(text, Loader=_SAFE_LOADER)
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -229,15 +324,6 @@ def config_variables(environ: Mapping[str, str]) -> list[str]:
     )
 
 
-def _section_models() -> dict[str, type[BaseModel]]:
-    sections: dict[str, type[BaseModel]] = {}
-    for name, field in LoreConfig.model_fields.items():
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            sections[name] = annotation
-    return sections
-
-
 def _env_setting(name: str, value: str) -> tuple[str, str, str | None]:
     """The section, key and value a variable sets, checked against the schema."""
     parts = name[len(ENV_PREFIX) :].lower().split(ENV_SEPARATOR)
@@ -249,11 +335,11 @@ def _env_setting(name: str, value: str) -> tuple[str, str, str | None]:
     if model is None:
         known = ", ".join(sorted(sections))
         raise ConfigError(f"{name}: no settings section {section!r} (one of {known})")
-    field = model.model_fields.get(key)
-    if field is None:
+    hint = get_type_hints(model).get(key)
+    if hint is None:
         raise ConfigError(f"{name}: {section}.{key}: unknown key")
     # An empty value clears a setting that may be unset (provider.base_url, ui.theme, ...).
-    if value == "" and type(None) in get_args(field.annotation):
+    if value == "" and type(None) in get_args(hint):
         return section, key, None
     return section, key, value
 
@@ -264,11 +350,16 @@ def env_config_data(environ: Mapping[str, str]) -> dict[str, Any]:
     Values stay strings and pydantic converts them as it does YAML scalars ("4000" to an
     integer, "true" to a boolean), so a model name such as "3" stays text.
     """
+    names = config_variables(environ)
+    if not names:
+        return {}
+    from pydantic import ValidationError
+
     data: dict[str, dict[str, Any]] = {}
-    for name in config_variables(environ):
+    for name in names:
         section, key, value = _env_setting(name, environ[name])
         try:
-            LoreConfig.model_validate({section: {key: value}})
+            _validated(LoreConfig, {section: {key: value}})
         except ValidationError as exc:
             raise ConfigError(f"{name}: {_problem(dict(exc.errors()[0]))}") from None
         data.setdefault(section, {})[key] = value
@@ -314,18 +405,33 @@ def load_config(
     *,
     user_config: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    cache: SettingsCache | None = None,
 ) -> LoreConfig:
     """A vault's settings: defaults, then the user's config.yaml, then the vault's lore.yaml,
     then `LORE_SECTION__KEY` variables; each later one wins key by key.
 
+    With a `cache`, settings validated before from the very same sources are taken from it.
     Command-line flags are applied by the caller on top of this.
     """
     user_config = user_config or user_dirs().user_config
     environ = os.environ if environ is None else environ
+    signature: list[Any] | None = None
+    if cache is not None:
+        variables = {name: environ[name] for name in config_variables(environ)}
+        signature = cache.signature(Path(__file__), [user_config, vault_config], variables)
+        saved = cache.read(signature)
+        if saved is not None:
+            try:
+                return config_from_data(saved)
+            except (TypeError, ValueError, AttributeError):
+                pass  # not of this schema: validate the files below, as without a cache
     data = _file_data(user_config)
     data = _merge(data, _file_data(vault_config))
     data = _merge(data, env_config_data(environ))
-    return parse_config(data, str(vault_config))
+    config = parse_config(data, str(vault_config))
+    if cache is not None and signature is not None:
+        cache.write(signature, settings_data(config))
+    return config
 
 
 def overridden_settings(vault_config: Path, user_config: Path) -> list[tuple[str, Any, Any]]:

@@ -13,36 +13,57 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import cache
 from typing import Any
-
-import yaml
 
 from lore.config import TRUST_LEVELS, NoteStatus, TrustLevel
 
 KNOWN_KEYS = ("id", "title", "tags", "created", "updated", "sources", "trust", "status")
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
-# The libyaml bindings parse front matter several times faster; both are safe loaders.
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """Refuses `*alias` references: nested ones expand exponentially when a value is read."""
+@dataclass(frozen=True)
+class _Yaml:
+    module: Any
+    safe_loader: Any
+    no_alias_loader: Any
+    safe_dumper: Any
 
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            raise yaml.MarkedYAMLError(
-                problem="aliases (*name) are not allowed in front matter", problem_mark=mark
-            )
-        return super().compose_node(parent, index)
+
+@cache
+def _yaml() -> _Yaml:
+    """PyYAML and its loaders, made on the first note read or written.
+
+    Loaded on demand: a search or a listing answered from the index reads no front matter.
+    The libyaml bindings parse front matter several times faster; both are safe loaders.
+    """
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        """Refuses `*alias` references: nested ones expand exponentially when a value is read."""
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                mark = self.peek_event().start_mark
+                raise yaml.MarkedYAMLError(
+                    problem="aliases (*name) are not allowed in front matter", problem_mark=mark
+                )
+            return super().compose_node(parent, index)
+
+    return _Yaml(
+        module=yaml,
+        safe_loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader),
+        no_alias_loader=NoAliasLoader,
+        safe_dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+    )
 
 
 def _load_front_matter(front: str) -> Any:
-    loader = _NoAliasLoader if "&" in front and "*" in front else _SAFE_LOADER
-    return yaml.load(front, Loader=loader)
+    tools = _yaml()
+    loader = tools.no_alias_loader if "&" in front and "*" in front else tools.safe_loader
+    return tools.module.load(front, Loader=loader)
 
 
-_SAFE_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _FENCE_CLOSE = re.compile(r"^(?:---|\.\.\.)[ \t]*\r?$", re.MULTILINE)
 
 
@@ -169,7 +190,7 @@ def parse_note(text: str, relpath: str) -> Note:
     elif front is not None:
         try:
             loaded = _load_front_matter(front)
-        except yaml.YAMLError as exc:
+        except _yaml().module.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             problem_line = (mark.line + 2) if mark is not None else 1
             problems.append(f"front matter is not valid YAML: {getattr(exc, 'problem', exc)}")
@@ -244,5 +265,8 @@ def render_note(note: Note) -> str:
         "status": note.status,
     }
     meta.update(note.extra)
-    front = yaml.dump(meta, Dumper=_SAFE_DUMPER, sort_keys=False, allow_unicode=True, width=100)
+    tools = _yaml()
+    front = tools.module.dump(
+        meta, Dumper=tools.safe_dumper, sort_keys=False, allow_unicode=True, width=100
+    )
     return f"---\n{front}---\n{body}"

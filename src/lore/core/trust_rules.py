@@ -10,11 +10,15 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lore.config import StrictModel, TrustLevel, load_yaml_file
+from lore.config import TrustLevel, load_yaml_file
 from lore.core.vault import Vault
 from lore.errors import ConfigError
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
 
 class TrustRule(StrictModel):

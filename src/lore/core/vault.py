@@ -30,6 +30,7 @@ from lore.core.notes import (
     split_front_matter,
     utc_now,
 )
+from lore.core.settings_cache import SettingsCache
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_bytes, atomic_write_text
 from lore.core.versioning.recorder import GITIGNORE, Operation, VaultVersions, start_versioning
@@ -188,8 +189,9 @@ class Vault:
             raise VaultNotFound(f"{root} is not a folder")
         if not os.access(root, os.R_OK | os.X_OK):
             raise VaultError(f"the vault {root} cannot be read (permission denied)")
-        config = load_config(VaultLayout(root).config)
-        return cls(root, config)
+        layout = VaultLayout(root)
+        cache = SettingsCache(layout.state / "settings.json", layout.lock)
+        return cls(root, load_config(layout.config, cache=cache))
 
     @property
     def name(self) -> str:

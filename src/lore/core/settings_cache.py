@@ -1,0 +1,91 @@
+"""Settings validated before, kept in the vault so the next command need not validate them.
+
+Reading YAML and validating it with pydantic was most of a short command's start-up, and the
+settings rarely change. After a successful validation the result is written to
+`.lore/state/settings.json` with the signature of everything it came from: each settings
+file's identity (inode, size, modification and change times, to the nanosecond), the
+`LORE_SECTION__KEY` variables and their values, and the schema's own source file. A command
+whose sources have the same signature takes the settings from there; any edit, a new or
+removed file, another variable or another version of Lore is a miss, and the files are read
+and validated as before. A broken settings file is never cached, so its error is reported on
+every run until it is fixed.
+
+The cache is derived data: written atomically under the vault lock when the lock is free at
+once (a command never waits for an ingest to finish just to save it), skipped in a read-only
+vault, and a damaged or foreign one is a miss.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lore.core.lock import VaultLock
+from lore.core.storage import atomic_write_bytes
+from lore.errors import LoreError
+
+# Larger than any settings the schema allows; a bigger file is not ours.
+MAX_CACHE_BYTES = 1_000_000
+# A file changed this recently could change again within its clock's tick, keeping the same
+# times and size: its settings are not saved until it has been still this long (as git does).
+SETTLED_NS = 2_000_000_000
+FORMAT = "lore-settings/1"
+
+
+def _identity(path: Path) -> list[Any]:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return [str(path), None]
+    return [str(path), found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
+
+
+class SettingsCache:
+    """The settings cache of one vault; `path` in its state folder, `lock` the vault lock."""
+
+    def __init__(self, path: Path, lock: Path) -> None:
+        self.path = path
+        self.lock = lock
+
+    def signature(self, schema: Path, files: list[Path], variables: Mapping[str, str]) -> list[Any]:
+        """What the settings were made from; any change to it is a change of settings."""
+        return [
+            FORMAT,
+            _identity(schema),
+            [_identity(path) for path in files],
+            sorted([name, value] for name, value in variables.items()),
+        ]
+
+    def read(self, signature: list[Any]) -> dict[str, Any] | None:
+        """The settings data saved for exactly this signature, or None."""
+        try:
+            with open(self.path, "rb") as handle:
+                found = os.fstat(handle.fileno())
+                if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_CACHE_BYTES:
+                    return None
+                saved = json.loads(handle.read())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(saved, dict) or saved.get("signature") != signature:
+            return None
+        settings = saved.get("settings")
+        return settings if isinstance(settings, dict) else None
+
+    def write(self, signature: list[Any], settings: dict[str, Any]) -> None:
+        """Save validated settings; quietly does nothing where the vault cannot take it."""
+        recent = time.time_ns() - SETTLED_NS
+        if any(len(found) > 3 and found[3] > recent for found in signature[2]):
+            return
+        data = json.dumps({"signature": signature, "settings": settings}, ensure_ascii=False)
+        try:
+            with VaultLock(self.lock, timeout_s=0).hold():
+                self.path.parent.mkdir(exist_ok=True)
+                atomic_write_bytes(self.path, data.encode("utf-8"))
+        except (LoreError, OSError):
+            # Busy or full: the settings are validated again next time, nothing is lost.
+            pass

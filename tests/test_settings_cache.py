@@ -1,0 +1,161 @@
+"""Settings validated once come back from the vault's cache, and any change to them is seen."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lore.config import LoreConfig, load_config
+from lore.core.settings_cache import SettingsCache
+from lore.core.vault import Vault, init_vault
+from lore.errors import ConfigError
+
+SAMPLE_VAULT = Path(__file__).resolve().parents[1] / "samples" / "vault"
+AN_HOUR_AGO = time.time() - 3600
+
+
+def _settle(path: Path) -> None:
+    # A settings file written a moment ago is not cached yet (its clock may not have ticked).
+    os.utime(path, (AN_HOUR_AGO, AN_HOUR_AGO))
+
+
+def _write_settings(root: Path, text: str) -> Path:
+    path = root / "lore.yaml"
+    path.write_text(text, encoding="utf-8")
+    _settle(path)
+    return path
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    made = init_vault(tmp_path / "vault", "Cached")
+    _write_settings(made, "vault:\n  name: Cached\nask:\n  top_k: 12\n")
+    return made
+
+
+def _cache_file(root: Path) -> Path:
+    return root / ".lore" / "settings.json"
+
+
+def _open(root: Path) -> LoreConfig:
+    vault = Vault.open(root)
+    try:
+        return vault.config
+    finally:
+        vault.close()
+
+
+def test_settings_are_saved_once_validated_and_read_back_alike(root: Path) -> None:
+    first = _open(root)
+    assert _cache_file(root).is_file()
+    saved = json.loads(_cache_file(root).read_text(encoding="utf-8"))
+    assert saved["settings"]["ask"]["top_k"] == 12
+    second = _open(root)
+    assert second == first
+    assert second.ask.top_k == 12 and second.vault.name == "Cached"
+    assert isinstance(second.provider.timeout_s, float)
+
+
+def test_an_edit_of_the_same_size_is_seen(root: Path) -> None:
+    _open(root)
+    path = _write_settings(root, "vault:\n  name: Cached\nask:\n  top_k: 13\n")
+    assert _open(root).ask.top_k == 13
+    # Back to the old text, and the old times: the file's change time still tells them apart.
+    path.write_text("vault:\n  name: Cached\nask:\n  top_k: 12\n", encoding="utf-8")
+    _settle(path)
+    assert _open(root).ask.top_k == 12
+
+
+def test_a_file_just_written_is_read_but_not_cached(root: Path) -> None:
+    _open(root)
+    before = _cache_file(root).read_bytes()
+    (root / "lore.yaml").write_text("vault:\n  name: Fresh\n", encoding="utf-8")
+    assert _open(root).vault.name == "Fresh"
+    assert _cache_file(root).read_bytes() == before
+
+
+def test_variables_and_the_user_config_take_part(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _open(root)
+    monkeypatch.setenv("LORE_ASK__TOP_K", "30")
+    assert _open(root).ask.top_k == 30
+    monkeypatch.delenv("LORE_ASK__TOP_K")
+    assert _open(root).ask.top_k == 12
+    user = Path(os.environ["LORE_HOME"]) / "config" / "config.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("search:\n  default_limit: 7\n", encoding="utf-8")
+    _settle(user)
+    config = load_config(
+        root / "lore.yaml",
+        user_config=user,
+        cache=SettingsCache(_cache_file(root), root / ".lore" / "lock"),
+    )
+    assert config.search.default_limit == 7 and config.ask.top_k == 12
+
+
+def test_a_broken_file_is_reported_every_time_and_never_cached(root: Path) -> None:
+    _open(root)
+    _write_settings(root, "ask:\n  top_k: 0\n")
+    for _ in range(2):
+        with pytest.raises(ConfigError, match=r"ask\.top_k"):
+            Vault.open(root)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"{not json",
+        b'{"signature": 1, "settings": {}}',
+        b"",
+        b"\x00" * 64,
+    ],
+)
+def test_a_damaged_cache_is_a_miss(root: Path, damage: bytes) -> None:
+    _open(root)
+    _cache_file(root).write_bytes(damage)
+    assert _open(root).ask.top_k == 12
+
+
+def test_settings_of_another_schema_are_validated_again(root: Path) -> None:
+    _open(root)
+    saved = json.loads(_cache_file(root).read_text(encoding="utf-8"))
+    saved["settings"]["ask"]["a_key_no_longer_known"] = 1
+    _cache_file(root).write_text(json.dumps(saved), encoding="utf-8")
+    config = _open(root)
+    assert config.ask.top_k == 12 and not hasattr(config.ask, "a_key_no_longer_known")
+
+
+def test_a_cache_that_cannot_be_read_or_written_changes_nothing(root: Path) -> None:
+    _open(root)
+    _cache_file(root).unlink()
+    _cache_file(root).mkdir()
+    assert _open(root).ask.top_k == 12
+    assert _cache_file(root).is_dir()
+
+
+def test_a_command_with_settings_cached_loads_neither_yaml_nor_pydantic(tmp_path: Path) -> None:
+    copy = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, copy, ignore=shutil.ignore_patterns(".lore"))
+    _settle(copy / "lore.yaml")
+    probe = (
+        "import sys, lore.cli\n"
+        "code = lore.cli.main(sys.argv[1:])\n"
+        "print(sorted(n for n in ('yaml', 'pydantic') if n in sys.modules))\n"
+        "sys.exit(code)\n"
+    )
+    command = [sys.executable, "-c", probe, "--vault", str(copy), "search", "--json", "ocean"]
+    loaded = []
+    for _ in range(2):
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        loaded.append(result.stdout.strip().splitlines()[-1])
+    # The first run validates the settings (and builds the index); the second reads both.
+    assert loaded == ["['pydantic', 'yaml']", "[]"]
