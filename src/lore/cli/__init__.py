@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lore import __version__
 from lore.cli import ask_cmd, chat_cmd, history_cmd, ingest_cmd, mcp_cmd, notes_cmd, versions_cmd
@@ -26,7 +26,85 @@ if TYPE_CHECKING:
 COMMAND_MODULES = [notes_cmd, chat_cmd, ingest_cmd, ask_cmd, history_cmd, mcp_cmd, versions_cmd]
 
 
-def build_parser() -> argparse.ArgumentParser:
+# The options before the command that take a value (argparse also takes a prefix of one).
+_VALUED_OPTIONS = ("--vault", "--provider", "--model")
+
+
+# What `named_command` returns for a command line that names no command: the app.
+NO_COMMAND = ""
+
+
+def named_command(argv: Sequence[str]) -> str | None:
+    """The command `argv` names, NO_COMMAND when none, None when every command is wanted:
+    the top-level help, or a command line that cannot be read without the whole parser."""
+    waiting_for_value = False
+    for token in argv:
+        if waiting_for_value:
+            waiting_for_value = False
+        elif token in ("-h", "--help", "--"):
+            return None
+        elif token.startswith("--"):
+            name = token.partition("=")[0]
+            takes_value = any(option.startswith(name) for option in _VALUED_OPTIONS)
+            waiting_for_value = takes_value and "=" not in token
+        elif token.startswith("-") and token != "-":
+            return None
+        else:
+            return token
+    return NO_COMMAND
+
+
+class _CommandsNamed:
+    """Subparsers that build only the command named on the command line.
+
+    Building all 36 commands' parsers took longer than most commands' own work; the others
+    are only needed for the help and for a mistyped command, when all are built.
+    """
+
+    def __init__(self, subparsers: Any, wanted: str) -> None:
+        self._subparsers = subparsers
+        self._wanted = wanted
+        self.found = False
+
+    def add_parser(self, name: str, **options: Any) -> Any:
+        if name != self._wanted:
+            return _UnusedParser()
+        self.found = True
+        return self._subparsers.add_parser(name, **options)
+
+
+class _UnusedParser:
+    """Stands for a command not named: takes its arguments and defaults, and keeps nothing."""
+
+    def __getattr__(self, _name: str) -> Any:
+        return self._ignore
+
+    def _ignore(self, *_args: Any, **_options: Any) -> _UnusedParser:
+        return self
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `argv`, one holding just the command it names, when it names one."""
+    parser = _top_level_parser()
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = named_command(argv) if argv is not None else None
+    if wanted == NO_COMMAND:
+        return parser
+    if wanted is not None:
+        only = _CommandsNamed(subparsers, wanted)
+        for module in COMMAND_MODULES:
+            module.register(only)
+        if only.found:
+            return parser
+        # Not a command: the whole parser says so, and lists them.
+        parser = _top_level_parser()
+        subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMAND_MODULES:
+        module.register(subparsers)
+    return parser
+
+
+def _top_level_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="lore",
         description="A local-first LLM wiki that lives in the terminal.",
@@ -40,15 +118,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="answer with this provider instead of the one in lore.yaml",
     )
     parser.add_argument("--model", help="use this model instead of the one in lore.yaml")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMAND_MODULES:
-        module.register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(arguments)
+    args = parser.parse_args(arguments)
     ctx = Context(args)
     action = getattr(args, "func", None) or notes_cmd.default_action
     try:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import pkgutil
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -98,6 +97,8 @@ def _pane_bindings() -> list[BindingType]:
 
 def lore_widget_classes() -> Iterator[type[DOMNode]]:
     """Every widget and screen class Lore defines, dialogs not yet opened included."""
+    import pkgutil
+
     import lore.tui
 
     for module_info in pkgutil.walk_packages(lore.tui.__path__, "lore.tui."):
