@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from statistics import median
+from functools import lru_cache
+from statistics import fmean, median
 
 from lore.core.gates.canonical import canonical
 
@@ -44,7 +45,15 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
 # Enough words to tell a language by; a source counts as English on longer paragraphs.
 MIN_WORDS = 9
+# Shorter sentences are told by the shape of their words instead (see `_unseen_share`): at
+# least this many words, this share of their letter triples unknown to English words, and
+# not one of the short words English sentences are rarely without.
+SHORT_WORDS = 5
+SHORT_UNSEEN = 0.2
+_ENGLISH_SHORT = _words("a an is in i my me it no do so us am")
 MIN_ENGLISH_WORDS = 12
+# Or this many words in English sentences of any length, most of the source's running text.
+ENGLISH_SOURCE_WORDS = 24
 # Shares of a paragraph's words that are English function words.
 ENGLISH_SOURCE = 0.18
 FOREIGN = 0.05
@@ -73,6 +82,8 @@ def unread_language(
     # Words pooled from short lines and code are evidence of a hidden language, never of the
     # source's own: a source counts as English on its running text alone.
     pooled: list[tuple[str, list[str], float]] = []
+    # Every sentence of running text, long or short: (its words, its share of English ones).
+    running: list[tuple[int, float]] = []
     for key, text in texts:
         for paragraph in _PARAGRAPH.split(text.strip("\n")):
             found = len(measured)
@@ -82,15 +93,24 @@ def unread_language(
                     if not _is_prose(sentence):
                         continue
                     words = _WORD.findall(canonical(sentence))
-                    if len(words) >= MIN_WORDS:
+                    running.append((len(words), _share(words)))
+                    # A short one must read as a sentence: a capital, if any, only first.
+                    if _long_enough(words, common) and (
+                        len(words) >= MIN_WORDS or _lower_after_first(sentence)
+                    ):
                         measured.append((key, words, _share(words)))
             if len(measured) == found:
-                words = _WORD.findall(canonical(" ".join(_word_runs(paragraph))))
-                if len(words) >= MIN_WORDS:
+                runs = _word_runs(paragraph)
+                words = _WORD.findall(canonical(" ".join(word for run in runs for word in run)))
+                # Too few words pooled to be a sentence must be one run of them, not names
+                # from several (`hdisp hsyncstart … vdisp vsyncstart …`).
+                longest = max((len(run) for run in runs), default=0)
+                if _long_enough(words, common) and (
+                    len(words) >= MIN_WORDS or longest >= SHORT_WORDS
+                ):
                     pooled.append((key, words, _share(words)))
-    english = [share for _, words, share in measured if len(words) >= MIN_ENGLISH_WORDS]
     measured += pooled
-    if len(english) < 2 or median(english) < ENGLISH_SOURCE:
+    if not _english_source(running):
         return {}
     held: dict[str, str] = {}
     for key, words, share in measured:
@@ -110,6 +130,52 @@ def unread_language(
     return held
 
 
+def _english_source(running: list[tuple[int, float]]) -> bool:
+    """Whether a source's running text is English: two long English sentences, or (for
+    sources of short lines, as mail and calendars are) most of its words in English ones."""
+    long_ones = [share for count, share in running if count >= MIN_ENGLISH_WORDS]
+    if len(long_ones) >= 2 and median(long_ones) >= ENGLISH_SOURCE:
+        return True
+    english = sum(count for count, share in running if share >= ENGLISH_SOURCE)
+    return english >= ENGLISH_SOURCE_WORDS and english >= 0.5 * sum(c for c, _ in running)
+
+
+def _long_enough(words: list[str], common: frozenset[str]) -> bool:
+    """Enough words to tell their language by: MIN_WORDS, or fewer that look foreign."""
+    if len(words) >= MIN_WORDS:
+        return True
+    if len(words) < SHORT_WORDS or not common:
+        return False
+    if any(word in _ENGLISH_SHORT or word in _READ_LANGUAGES for word in words):
+        return False
+    return _unseen_share(words, _letter_triples(common)) >= SHORT_UNSEEN
+
+
+@lru_cache(maxsize=4)
+def _letter_triples(common: frozenset[str]) -> frozenset[str]:
+    """Every run of three letters in English's common words, with ^ and $ at their ends."""
+    found: set[str] = set()
+    for word in common:
+        marked = f"^{word}$"
+        found.update(marked[i : i + 3] for i in range(len(marked) - 2))
+    return frozenset(found)
+
+
+def _unseen_share(words: list[str], triples: frozenset[str]) -> float:
+    """How much of the words' letter triples no common English word has, word by word.
+
+    An English word, however rare or technical, is made of the letter runs of other English
+    words; a word of Zulu, Gaelic or Albanian has many that none has.
+    """
+
+    def unseen(word: str) -> float:
+        marked = f"^{word}$"
+        runs = [marked[i : i + 3] for i in range(len(marked) - 2)]
+        return sum(1 for run in runs if run not in triples) / len(runs)
+
+    return fmean(unseen(word) for word in words)
+
+
 def _is_running_text(paragraph: str) -> bool:
     """Lines of sentences: not a literal block, a prompt, a heading, a list or a table."""
     lines = [line for line in paragraph.split("\n") if line.strip()]
@@ -120,17 +186,17 @@ def _is_running_text(paragraph: str) -> bool:
     return sum(len(line.split()) for line in lines) >= 5 * len(lines)
 
 
-def _word_runs(paragraph: str) -> list[str]:
-    """The words of `paragraph` that come in runs of plain words, wherever they stand.
+def _word_runs(paragraph: str) -> list[list[str]]:
+    """The runs of plain words in `paragraph`, wherever they stand.
 
     A language is told by its words, whether they fill one long sentence, several short lines
     or the comments and strings of a piece of code. Identifiers, numbers, options and markup
     break a run, and so does a capital letter, so a list of settings or of names yields nothing.
     """
-    found: list[str] = []
+    found: list[list[str]] = []
     for line in paragraph.split("\n"):
         tokens = line.split()
-        runs: list[str] = []
+        runs: list[list[str]] = []
         run: list[str] = []
         for token in [*tokens, ""]:
             word = token.strip(_QUOTES).rstrip(_STOPS).strip(_QUOTES)
@@ -138,20 +204,25 @@ def _word_runs(paragraph: str) -> list[str]:
                 run.append(word)
                 if token.strip(_QUOTES) == word:
                     continue
-            runs += run if len(run) >= MIN_RUN_WORDS else []
+            if len(run) >= MIN_RUN_WORDS:
+                runs.append(run)
             run = []
         # A line mostly of other tokens is a list of names or paths that happens to hold a
         # few plain ones.
-        if len(runs) >= RUN_SHARE * len(tokens):
+        if sum(len(run) for run in runs) >= RUN_SHARE * len(tokens):
             found += runs
     return found
+
+
+def _lower_after_first(sentence: str) -> bool:
+    return not any(character.isupper() for token in sentence.split()[1:] for character in token)
 
 
 def _is_prose(sentence: str) -> bool:
     """Words, mostly lower case: not code, identifiers or a list of names."""
     tokens = [token.strip(".,;:!?'\"()“”‘’«»") for token in sentence.split()]
     tokens = [token for token in tokens if token]
-    if len(tokens) < MIN_WORDS:
+    if len(tokens) < SHORT_WORDS:
         return False
     words = [token for token in tokens if token.isalpha()]
     capitalised = sum(1 for word in words if word[0].isupper())
