@@ -34,7 +34,11 @@ _SENSITIVE = (
     r"|private\s+keys?|ssh\s+keys?|database|db\s+dump|customer\s+\w+|user\s+data|users?['’]?\s+\w+"
     r"|personal\s+(?:data|information|details)|contacts|address\s+book|inbox|emails|e-mails"
     r"|messages|notes|documents|files|records|(?:bank|card|account)\s+(?:details|numbers?)"
-    r"|iban|social\s+security|history|memory|everything|all\s+(?:of\s+)?(?:the\s+)?data)"
+    r"|iban|social\s+security|history|memory|everything|all\s+(?:of\s+)?(?:the\s+)?data"
+    r"|(?:security|verification|confirmation|authentication|login|one-time|2fa|mfa|otp|reset)"
+    r"\s+codes?|passport\s+(?:numbers?|details)"
+    r"|(?:body|bodies|content|contents|text)\s+of\s+(?:the|this|that|these|those|my|your|all|every)"
+    r"\s+(?:[\w-]+\s+){0,3}?(?:e-?mails?|messages?|files?|documents?|notes?|conversations?|chats?))"
 )
 # What no document should ask to be revealed or sent: secrets, and what a model was told.
 _SECRETS = (
@@ -52,8 +56,16 @@ _SNAKE_TOOL = (
 )
 _URL_OR_ADDRESS = r"(?:https?://\S+|\S+@\S+\.\w+|www\.\S+)"
 
+# Models named by name, where a text speaks to one.
+_MODEL_NAME = r"(?:mixtral|mistral|llama|qwen|grok|deepseek|gemma|bard|command[\s-]r)"
+
 _RULES: list[tuple[str, str]] = [
     # Addressed to a model.
+    (
+        "addressed to an AI",
+        rf"\b(?:to|for)\s+you\s*,\s*(?:the\s+|an?\s+|my\s+|dear\s+)?(?:[\w-]+\s+){{0,2}}?"
+        rf"(?:{_AI_NOUN}|{_MODEL_NAME})s?\b",
+    ),
     (
         "addressed to an AI",
         rf"\b(?:note|message|instructions?|reminder|request|memo|directive|notice|warning)s?\s+"
@@ -244,12 +256,13 @@ _RULES: list[tuple[str, str]] = [
         "asks to send data away",
         rf"\b(?:send|e-?mail|mail|post|forward|upload|transmit|exfiltrate|leak|share|submit|copy"
         rf"|export|deliver|relay|paste)\b[^.!?\n]{{0,80}}?\b(?:the|this|these|those|all|every|any"
-        rf"|their|its|them|it|user['’]?s?)\s+(?:\w+\s+){{0,2}}?{_SENSITIVE}\b[^.!?\n]{{0,80}}?"
-        rf"\b(?:to|at|into|via|on)\s+(?:the\s+)?(?:\w+\s+)?{_URL_OR_ADDRESS}",
+        rf"|their|its|them|it|user['’]?s?)\s+(?:[\w-]+\s+){{0,4}}?{_SENSITIVE}\b[^.!?\n]{{0,80}}?"
+        rf"\b(?:to|at|into|via|on)\s+(?:the\s+)?(?:[\w-]+[\s,]+){{0,4}}?{_URL_OR_ADDRESS}",
     ),
     (
         "asks to send data away",
-        rf"\b(?:collect|gather|extract|harvest|grab|dump|compile)\b[^.!?\n]{{0,60}}?{_SENSITIVE}"
+        rf"\b(?:collect|gather|extract|harvest|grab|dump|compile|concatenate|aggregate|combine"
+        rf"|bundle)\b[^.!?\n]{{0,60}}?{_SENSITIVE}"
         rf"[^.!?\n]{{0,80}}?\b(?:send|e-?mail|post|forward|upload|transmit)\b",
     ),
     (
@@ -415,6 +428,7 @@ _OTHER_LANGUAGES: list[tuple[str, str]] = [
 # of ingesting a large manual. CJK stands for any Chinese or Japanese character.
 CJK = "\x00cjk"
 _ANCHORS: list[tuple[str, ...]] = [
+    ("you",),
     ("note", "messag", "instruct", "reminder", "request", "memo", "directive", "notice", "warning"),
     (
         "note",
@@ -496,7 +510,19 @@ _ANCHORS: list[tuple[str, ...]] = [
     ("_",),
     ("tool", "function", "plugin", "api", "action"),
     ("@", "http", "www."),
-    ("collect", "gather", "extract", "harvest", "grab", "dump", "compile"),
+    (
+        "collect",
+        "gather",
+        "extract",
+        "harvest",
+        "grab",
+        "dump",
+        "compile",
+        "concatenat",
+        "aggregat",
+        "combin",
+        "bundl",
+    ),
     ("raw", "full", "entire", "complete", "whole"),
     (
         "ignor",
