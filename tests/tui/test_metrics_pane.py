@@ -160,3 +160,21 @@ def test_the_totals_use_as_many_columns_as_the_width_holds(vault: Vault) -> None
     assert len(classic) == 4 and "Asks" in classic[0] and "Tokens" in classic[0]
     assert len(narrow) == len(cells)  # one cell a line, none wrapped
     assert all(len(line) <= 36 for line in narrow)
+
+
+async def test_a_table_is_as_wide_as_its_rows_in_the_very_frame_they_arrive(vault: Vault) -> None:
+    store = MetricsStore(vault)
+    _record(store, 0, model="a-model-with-a-long-name-that-widens-its-column")
+    app = PaneHost(lambda: MetricsPane(LoreSession(vault)))
+    async with app.run_test(size=(160, 45)) as pilot:
+        pane = app.query_one(MetricsPane)
+        models = pane.query_one("#metrics-models", DataTable)
+        await wait_until(lambda: models.row_count == 1)
+        await pilot.pause()
+        # Rows arrive and a frame is drawn before the table is next idle: its header must
+        # already be as wide as the rows under it, not as wide as the labels.
+        longer = "an-even-longer-model-name-that-widens-the-model-column-again"
+        _record(store, 1, model=longer)
+        pane._show_models(summarise(list(store.iter_records())))
+        header = models.render_line(0).text
+        assert header.index("Asks") > len(longer), header

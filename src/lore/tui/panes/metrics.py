@@ -107,6 +107,14 @@ def cell_width(value: object) -> int:
     return value.cell_len if isinstance(value, Text) else cell_len(str(value))
 
 
+def content_widths(columns: tuple[tuple[str, str], ...], rows: list[Cells]) -> dict[str, int]:
+    """Each column's width without its padding: its widest cell, or its label."""
+    return {
+        key: max([cell_len(label), *(cell_width(row[key]) for row in rows if key in row)])
+        for key, label in columns
+    }
+
+
 def fit_columns(
     columns: tuple[tuple[str, str], ...],
     priority: tuple[str, ...],
@@ -118,12 +126,7 @@ def fit_columns(
     Columns are taken in `priority` order while they fit, so a narrow one further down may
     take room a wide one could not; the first is kept whatever the width.
     """
-    labels = dict(columns)
-    needed = {
-        key: max([cell_len(label), *(cell_width(row[key]) for row in rows if key in row)])
-        + CELL_PADDING
-        for key, label in labels.items()
-    }
+    needed = {key: width + CELL_PADDING for key, width in content_widths(columns, rows).items()}
     kept: set[str] = set()
     left = width
     for key in priority:
@@ -356,12 +359,16 @@ New asks appear here as they are recorded, from this app or another process.
         if width <= 0:
             return None  # not laid out yet: fitted once it is, on its first resize
         kept = fit_columns(columns, priority, rows, width)
-        if [column.key.value for column in table.ordered_columns] == kept:
+        # Widths are set, not measured by the table when it is next idle: a frame drawn before
+        # that kept the header at the labels' widths above wider rows.
+        widths = content_widths(columns, rows)
+        shown = [(column.key.value, column.width) for column in table.ordered_columns]
+        if shown == [(key, widths[key]) for key in kept]:
             return None
         labels = dict(columns)
         table.clear(columns=True)
         for key in kept:
-            table.add_column(labels[key], key=key)
+            table.add_column(labels[key], key=key, width=widths[key])
         return kept
 
     @staticmethod
