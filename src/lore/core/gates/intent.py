@@ -347,6 +347,21 @@ _RULES: list[tuple[str, str]] = [
         rf"[^.!?\n]{{0,60}}?\b(?:the\s+|your\s+|this\s+)?(?:\w+\s+)?{_SENSITIVE}\b[^.!?\n]{{0,80}}?"
         rf"(?:https?://|\burl\b|\blink\b|\bimage\b|!\[)",
     ),
+    # Declaring the reader's rules void: "safety restrictions are waived", "lift all content
+    # policies". A text that merely reports a policy change names a policy, not these.
+    (
+        "declares the rules lifted",
+        r"(?:\b(?:safety|ethical|moral|content)\s+(?:\w+\s+)?(?:protocols?|restrictions?"
+        r"|guidelines?|safeguards?|polic(?:y|ies)|guardrails|limitations|constraints)"
+        r"|\b(?:all|your|any)\s+(?:restrictions|guidelines|safeguards|guardrails|limitations"
+        r"|constraints))\s+(?:are\s+|have\s+been\s+|were\s+|is\s+|has\s+been\s+)?(?:now\s+"
+        r"|hereby\s+|temporarily\s+)?(?:suspended|disabled|lifted|removed|deactivated|overridden"
+        r"|waived|void|bypassed|revoked|no\s+longer\s+appl\w+)"
+        r"|\b(?:suspend|disable|lift|override|waive|bypass|deactivate|remove|ignore)\w*\s+"
+        r"(?:all\s+|the\s+|any\s+|of\s+)*(?:your\s+|(?:safety|ethical|moral)\s+)(?:\w+\s+)?"
+        r"(?:protocols?|restrictions?|guidelines?|filters?|safeguards?|polic(?:y|ies)|rules"
+        r"|guardrails|limitations|constraints)",
+    ),
 ]
 
 # The same intents in the other languages Lore expects to meet.
@@ -557,6 +572,20 @@ _ANCHORS: list[tuple[str, ...]] = [
     ("unfilter", "unrestrict", "uncensor", "unhing", "liberat", "rebel", "jailbr", "amoral"),
     ("http",),
     ("replac", "substitut", "fill in", "swap", "encod"),
+    (
+        "suspend",
+        "disabl",
+        "lift",
+        "remov",
+        "deactivat",
+        "overrid",
+        "waiv",
+        "void",
+        "bypass",
+        "revok",
+        "no longer",
+        "ignor",
+    ),
     (
         "note",
         "messag",
