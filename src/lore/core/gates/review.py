@@ -37,8 +37,14 @@ _STRONG = [
     ("role-play", r"\bdo\s+anything\s+now\b|\bas\s+dan\b|\bdan\s+has\b|\bjailbr(?:eak|oken)\b"),
     (
         "override",
-        r"(?:above|previous|earlier|prior|all|these)\s+(?:\w+\s+)?(?:rules|restrictions|instructions|guidelines)"
-        r"\s+(?:no\s+longer\s+apply|are\s+(?:now\s+)?(?:lifted|void|suspended|disabled|removed))"
+        r"(?:above|previous|earlier|prior)\s+(?:\w+\s+)?(?:rules|restrictions|instructions"
+        r"|guidelines)\s+(?:no\s+longer\s+apply|are\s+(?:now\s+)?(?:lifted|void|suspended|disabled"
+        r"|removed))"
+        # "All rules are removed" is how a firewall manual says a chain was flushed.
+        r"|(?:all|these)\s+(?:\w+\s+)?(?:restrictions|instructions|guidelines)\s+(?:no\s+longer"
+        r"\s+apply|are\s+(?:now\s+)?(?:lifted|void|suspended|disabled|removed))"
+        r"|(?:all|these)\s+(?:\w+\s+)?rules\s+(?:no\s+longer\s+apply|are\s+(?:now\s+)?(?:lifted"
+        r"|void|suspended))"
         r"|developer\s+mode\s+(?:enabled|on|activated)\b"
         r"|safety\s+(?:filters?|checks?)\s+(?:are\s+|is\s+)?(?:now\s+)?(?:off|disabled)"
         r"|guidelines\s+have\s+been\s+(?:updated|changed)|override\s+code"
