@@ -54,6 +54,10 @@ _ENGLISH_SHORT = _words("a an is in i my me it no do so us am")
 MIN_ENGLISH_WORDS = 12
 # Or this many words in English sentences of any length, most of the source's running text.
 ENGLISH_SOURCE_WORDS = 24
+# Or, with no running text to tell by, this many words in the rest of the source, this share
+# of them English function words (names, addresses and figures around them).
+PLAIN_WORDS = 30
+PLAIN_SHARE = 0.1
 # Shares of a paragraph's words that are English function words.
 ENGLISH_SOURCE = 0.18
 FOREIGN = 0.05
@@ -84,9 +88,12 @@ def unread_language(
     pooled: list[tuple[str, list[str], float]] = []
     # Every sentence of running text, long or short: (its words, its share of English ones).
     running: list[tuple[int, float]] = []
+    # Paragraphs with nothing in them that may be another language.
+    plain: list[str] = []
     for key, text in texts:
         for paragraph in _PARAGRAPH.split(text.strip("\n")):
             found = len(measured)
+            pooled_before = len(pooled)
             if _is_running_text(paragraph):
                 # Sentence by sentence: a translated instruction often ends in code or a link.
                 for sentence in _SENTENCE_END.split(paragraph):
@@ -109,8 +116,13 @@ def unread_language(
                     len(words) >= MIN_WORDS or longest >= SHORT_WORDS
                 ):
                     pooled.append((key, words, _share(words)))
+            found_here = measured[found:] + pooled[pooled_before:]
+            if all(share >= FOREIGN for _, _, share in found_here):
+                plain.append(paragraph)
     measured += pooled
-    if not _english_source(running):
+    if not any(share < FOREIGN for _, _, share in measured):
+        return {}
+    if not _english_source(running) and not _mostly_english(plain):
         return {}
     held: dict[str, str] = {}
     for key, words, share in measured:
@@ -138,6 +150,20 @@ def _english_source(running: list[tuple[int, float]]) -> bool:
         return True
     english = sum(count for count, share in running if share >= ENGLISH_SOURCE)
     return english >= ENGLISH_SOURCE_WORDS and english >= 0.5 * sum(c for c, _ in running)
+
+
+def _mostly_english(paragraphs: list[str]) -> bool:
+    """Whether the words of these paragraphs, prose or not (a table of feedback, a list of
+    events), are English: enough of them, with English's function words among them."""
+    words = [
+        word
+        for paragraph in paragraphs
+        for word in _WORD.findall(canonical(paragraph))
+        if _LATIN.fullmatch(word)
+    ]
+    if len(words) < PLAIN_WORDS:
+        return False
+    return sum(1 for word in words if word in _ENGLISH) >= PLAIN_SHARE * len(words)
 
 
 def _long_enough(words: list[str], common: frozenset[str]) -> bool:
