@@ -49,7 +49,7 @@ MIN_WORDS = 9
 # least this many words, this share of their letter triples unknown to English words, and
 # not one of the short words English sentences are rarely without.
 SHORT_WORDS = 5
-SHORT_UNSEEN = 0.2
+SHORT_UNSEEN = 0.1
 _ENGLISH_SHORT = _words("a an is in i my me it no do so us am")
 MIN_ENGLISH_WORDS = 12
 # Or this many words in English sentences of any length, most of the source's running text.
@@ -234,8 +234,15 @@ def _word_runs(paragraph: str) -> list[list[str]]:
                 runs.append(run)
             run = []
         # A line mostly of other tokens is a list of names or paths that happens to hold a
-        # few plain ones.
-        if sum(len(run) for run in runs) >= RUN_SHARE * len(tokens):
+        # few plain ones. Marks alone (`***`) and words in capitals (a shouted heading) are
+        # neither: they do not count against the plain words.
+        counted = [
+            token
+            for token in tokens
+            if any(character.isalnum() for character in token)
+            and not (token.isalpha() and token.isupper())
+        ]
+        if sum(len(run) for run in runs) >= RUN_SHARE * len(counted):
             found += runs
     return found
 
