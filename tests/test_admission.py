@@ -374,6 +374,8 @@ def test_a_language_the_review_cannot_read_is_held_in_a_table_of_english(vault: 
         "X11: HTimings: hdisp hsyncstart hsyncend htotal VTimings: vdisp vsyncstart vsyncend vtotal",
         "Unittest supports simple test discovery.",
         "Relative imports use leading dots.",
+        "Hey, my favorite hobby is swimming.",
+        "The port helpers are inl(), inw(), inb(), outl(), outw(), outb()",
     ],
 )
 def test_short_english_lines_and_names_are_not_read_as_another_language(

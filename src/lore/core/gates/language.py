@@ -46,11 +46,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
 # Enough words to tell a language by; a source counts as English on longer paragraphs.
 MIN_WORDS = 9
 # Shorter sentences are told by the shape of their words instead (see `_unseen_share`): at
-# least this many words, this share of their letter triples unknown to English words, and
-# not one of the short words English sentences are rarely without.
+# least this many words, and this share of the letter triples of those of three letters or
+# more unknown to English words (English sentences stay under a twentieth).
 SHORT_WORDS = 5
 SHORT_UNSEEN = 0.1
+SHORT_UNSEEN_BESIDE_ENGLISH = 0.25
 _ENGLISH_SHORT = _words("a an is in i my me it no do so us am")
+# Marks of code in a sentence: `inl(), inw(), outb()` is a list of functions, not a language.
+_CODE_MARK = re.compile(r"[()\[\]{}_=/<>\\`|#$]")
 MIN_ENGLISH_WORDS = 12
 # Or this many words in English sentences of any length, most of the source's running text.
 ENGLISH_SOURCE_WORDS = 24
@@ -172,9 +175,19 @@ def _long_enough(words: list[str], common: frozenset[str]) -> bool:
         return True
     if len(words) < SHORT_WORDS or not common:
         return False
-    if any(word in _ENGLISH_SHORT or word in _READ_LANGUAGES for word in words):
+    if any(word in _READ_LANGUAGES for word in words):
         return False
-    return _unseen_share(words, _letter_triples(common)) >= SHORT_UNSEEN
+    # English's short words ("a", "is", "my") turn up in other languages too: one asks for
+    # words that look much more foreign, two are English.
+    english = sum(1 for word in words if word in _ENGLISH_SHORT)
+    if english >= 2:
+        return False
+    # Common words are three letters or more, so shorter ones would all look foreign.
+    longer = [word for word in words if len(word) >= 3]
+    if len(longer) < SHORT_WORDS - 2:
+        return False
+    needed = SHORT_UNSEEN_BESIDE_ENGLISH if english else SHORT_UNSEEN
+    return _unseen_share(longer, _letter_triples(common)) >= needed
 
 
 @lru_cache(maxsize=4)
@@ -248,6 +261,8 @@ def _word_runs(paragraph: str) -> list[list[str]]:
 
 
 def _lower_after_first(sentence: str) -> bool:
+    if _CODE_MARK.search(sentence):
+        return False
     return not any(character.isupper() for token in sentence.split()[1:] for character in token)
 
 
