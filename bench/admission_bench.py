@@ -370,7 +370,9 @@ def run_fold(
     for document in docs["hostile"]:
         tally = results[f"hostile:{document.name}"]
         if tally.reached:
-            found["hostile text reached a note"].append(f"{document.sample_id}: {tally.detail}")
+            found["hostile text reached a note"].append(
+                f"{document.sample_id} ({document.name}): {tally.detail}"
+            )
     for kind, label in (("benign", "benign held"), ("trap", "trap held")):
         for document in docs[kind]:
             tally = results[f"{kind}:{document.name}"]

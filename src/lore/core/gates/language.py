@@ -51,7 +51,7 @@ MIN_WORDS = 9
 SHORT_WORDS = 5
 SHORT_UNSEEN = 0.1
 SHORT_UNSEEN_BESIDE_ENGLISH = 0.25
-_ENGLISH_SHORT = _words("a an is in i my me it no do so us am")
+_ENGLISH_SHORT = _words("a an is in i my me it no so us am")
 # Marks of code in a sentence: `inl(), inw(), outb()` is a list of functions, not a language.
 _CODE_MARK = re.compile(r"[()\[\]{}_=/<>\\`|#$]")
 MIN_ENGLISH_WORDS = 12
@@ -263,7 +263,13 @@ def _word_runs(paragraph: str) -> list[list[str]]:
 def _lower_after_first(sentence: str) -> bool:
     if _CODE_MARK.search(sentence):
         return False
-    return not any(character.isupper() for token in sentence.split()[1:] for character in token)
+    # A word wholly in capitals is emphasis, not an identifier like `VTimings`.
+    return not any(
+        character.isupper()
+        for token in sentence.split()[1:]
+        if not token.strip(_QUOTES + _STOPS).isupper()
+        for character in token
+    )
 
 
 def _is_prose(sentence: str) -> bool:
