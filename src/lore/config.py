@@ -7,7 +7,7 @@ and what was expected. Nothing here is read at import time; callers load what th
 
 The sections are stdlib dataclasses whose annotations carry their limits; pydantic validates
 them, and is imported only to validate. Every command reads the settings, and settings that
-were validated before come back from a cache in the vault (see lore.settings_cache) without
+were validated before come back from a cache in the vault (lore.core.settings_cache) without
 YAML or pydantic: together they were most of a short command's start-up.
 """
 
@@ -29,7 +29,7 @@ from lore.trust_levels import TrustLevel as TrustLevel
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-    from lore.settings_cache import SettingsCache
+    from lore.core.settings_cache import SettingsCache
 
 # `LORE_PROVIDER__MODEL=llama3` sets provider.model: the prefix, the section, `__`, the key.
 ENV_PREFIX = "LORE_"
@@ -213,7 +213,7 @@ def _section_models() -> dict[str, type]:
 def config_from_data(data: Mapping[str, Any]) -> LoreConfig:
     """Settings rebuilt from `settings_data` of settings validated before, without validating.
 
-    A TypeError or KeyError means the data is not of this schema (a cache from another version).
+    A TypeError means the data is not of this schema (a cache from another version).
     """
     sections = _section_models()
     values: dict[str, Any] = {}
