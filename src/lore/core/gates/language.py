@@ -5,7 +5,9 @@ review gate reads eight languages; a claim written in none of them, inside a sou
 otherwise in English, is held for a person to read. A source written wholly in another
 language is left alone: it is a translation, not a hiding place. Where no sentence is long
 enough to tell a language by (short lines, the comments of a piece of code), the runs of
-plain words in a paragraph are pooled and judged together.
+plain words in a paragraph are pooled and judged together; a short sentence is told by the
+letters of its words. A source without enough prose to tell its own language by (a table,
+an inbox) counts as English when most of its other words are.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
 # Enough words to tell a language by; a source counts as English on longer paragraphs.
 MIN_WORDS = 9
+MIN_ENGLISH_WORDS = 12
 # Shorter sentences are told by the shape of their words instead (see `_unseen_share`): at
 # least this many words, and this share of the letter triples of those of three letters or
 # more unknown to English words (English sentences stay under a twentieth).
@@ -54,7 +57,6 @@ SHORT_UNSEEN_BESIDE_ENGLISH = 0.25
 _ENGLISH_SHORT = _words("a an is in i my me it no so us am")
 # Marks of code in a sentence: `inl(), inw(), outb()` is a list of functions, not a language.
 _CODE_MARK = re.compile(r"[()\[\]{}_=/<>\\`|#$]")
-MIN_ENGLISH_WORDS = 12
 # Or this many words in English sentences of any length, most of the source's running text.
 ENGLISH_SOURCE_WORDS = 24
 # Or, with no running text to tell by, this many words in the rest of the source, this share
