@@ -95,7 +95,7 @@ async def test_totals_percentiles_models_and_sparklines(vault: Vault) -> None:
         recent = pane.query_one("#metrics-recent", DataTable)
         assert recent.row_count == 12
         newest = recent.get_row_at(0)
-        assert newest[0] == "2026-11-30 10:00:11" and str(newest[2]) == "cancelled"
+        assert str(newest[0]) == "2026-11-30 10:00:11" and str(newest[2]) == "cancelled"
         mistral_row = recent.get_row("t00000000010")
         assert str(mistral_row[3]) == "~500" and str(mistral_row[4]) == "~90"
         assert str(recent.get_row("t00000000000")[10]) == "2 (−1)"
@@ -178,3 +178,20 @@ async def test_a_table_is_as_wide_as_its_rows_in_the_very_frame_they_arrive(vaul
         pane._show_models(summarise(list(store.iter_records())))
         header = models.render_line(0).text
         assert header.index("Asks") > len(longer), header
+
+
+async def test_a_model_name_is_shown_as_text_never_as_markup_or_control(vault: Vault) -> None:
+    store = MetricsStore(vault)
+    # A name as a hand-edited metrics.jsonl or a server's reply might carry it.
+    _record(store, 0, model="evil[/bold][link=http://x]m[/link]\x1b]0;title\x07")
+    app = PaneHost(lambda: MetricsPane(LoreSession(vault)))
+    async with app.run_test(size=(180, 45)) as pilot:
+        pane = app.query_one(MetricsPane)
+        models = pane.query_one("#metrics-models", DataTable)
+        recent = pane.query_one("#metrics-recent", DataTable)
+        await wait_until(lambda: models.row_count == 1 and recent.row_count == 1)
+        await pilot.pause()
+        for table in (models, recent):
+            row = table.render_line(1).text
+            assert "evil[/bold][link=http://x]m[/link]" in row, row
+            assert "\x1b" not in row and "\x07" not in row

@@ -21,7 +21,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Label, Sparkline, Static
 from textual.worker import get_current_worker
 
-from lore.core.public import MetricRecord, MetricsSummary, summarise
+from lore.core.public import MetricRecord, MetricsSummary, summarise, visible
 from lore.tui.panes.base import LorePane
 
 if TYPE_CHECKING:
@@ -94,6 +94,14 @@ def asks(count: int) -> str:
 
 def format_rate(rate: float | None) -> str:
     return "–" if rate is None else f"{rate:,.1f}"
+
+
+def _as_text(value: str) -> Text:
+    """A value read from metrics.jsonl as the table shows it: as text, never markup or control.
+
+    The table reads a plain string as Rich markup, so a model named `x[/b]` stopped the pane.
+    """
+    return Text(visible(value, multiline=False))
 
 
 def _tokens(reported: int | None, estimated: int) -> Text:
@@ -437,7 +445,7 @@ New asks appear here as they are recorded, from this app or another process.
     @staticmethod
     def _model_cells(label: str, figures: MetricsSummary) -> Cells:
         return {
-            "model": label,
+            "model": _as_text(label),
             "asks": Text(f"{figures.asks:,}", justify="right"),
             "p50": format_ms(figures.latency_p50_ms),
             "p95": format_ms(figures.latency_p95_ms),
@@ -478,8 +486,8 @@ New asks appear here as they are recorded, from this app or another process.
         if record.citations_removed:
             citations += f" (−{record.citations_removed})"
         return {
-            "time": record.time.replace("T", " ").rstrip("Z"),
-            "model": record.model_label,
+            "time": _as_text(record.time.replace("T", " ").rstrip("Z")),
+            "model": _as_text(record.model_label),
             "status": status,
             "in": _tokens(record.prompt_tokens, record.estimated_prompt_tokens),
             "out": _tokens(record.completion_tokens, record.estimated_completion_tokens),
