@@ -241,7 +241,7 @@ def _word_runs(paragraph: str) -> list[list[str]]:
         run: list[str] = []
         for token in [*tokens, ""]:
             word = token.strip(_QUOTES).rstrip(_STOPS).strip(_QUOTES)
-            if word.isalpha() and word.islower():
+            if _is_word(word) and word.islower():
                 run.append(word)
                 if token.strip(_QUOTES) == word:
                     continue
@@ -262,6 +262,13 @@ def _word_runs(paragraph: str) -> list[list[str]]:
     return found
 
 
+def _is_word(token: str) -> bool:
+    """Letters, or letters joined by hyphens: Gaelic's `a-steach` and English's `well-known`."""
+    return token.isalpha() or (
+        "-" in token and not token.startswith("-") and token.replace("-", "").isalpha()
+    )
+
+
 def _lower_after_first(sentence: str) -> bool:
     if _CODE_MARK.search(sentence):
         return False
@@ -280,6 +287,6 @@ def _is_prose(sentence: str) -> bool:
     tokens = [token for token in tokens if token]
     if len(tokens) < SHORT_WORDS:
         return False
-    words = [token for token in tokens if token.isalpha()]
+    words = [token for token in tokens if _is_word(token)]
     capitalised = sum(1 for word in words if word[0].isupper())
     return len(words) >= 0.9 * len(tokens) and capitalised <= 0.3 * len(words)
