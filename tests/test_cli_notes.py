@@ -71,6 +71,25 @@ def test_list_filters_by_tag_in_rich_and_json(
     assert code == 0 and "Europa" in out and "Mars" not in out and "2 notes" in out
 
 
+def test_a_long_list_shows_its_first_notes_and_says_how_to_see_the_rest(
+    capsys: pytest.CaptureFixture[str], root: str
+) -> None:
+    for title in ("Io", "Mars", "Europa", "Titan", "Ceres"):
+        assert run(capsys, "--vault", root, "notes", "new", title)[0] == 0
+    code, out, _ = run(capsys, "--vault", root, "notes", "list", "--limit", "2")
+    assert code == 0 and "5 notes" in out and "the first 2 of 5" in out and "--all" in out
+    assert "Ceres" in out and "Europa" in out and "Io" not in out and "Titan" not in out
+    code, out, _ = run(capsys, "--vault", root, "notes", "list", "--limit", "2", "--all")
+    assert code == 0 and all(title in out for title in ("Io", "Mars", "Titan"))
+    assert "the first" not in out
+    # Scripts get every note whatever the table shows.
+    items = run_json(capsys, "--vault", root, "notes", "list", "--limit", "2")
+    assert len(items) == 5  # type: ignore[arg-type]
+    with pytest.raises(SystemExit) as refused:
+        main(["--vault", root, "notes", "list", "--limit", "0"])
+    assert refused.value.code == 2 and "expected a number above 0" in capsys.readouterr().err
+
+
 def test_new_reads_the_body_from_stdin(
     capsys: pytest.CaptureFixture[str], root: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

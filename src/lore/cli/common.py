@@ -78,3 +78,14 @@ def read_text_argument(value: str | None) -> str:
     if value == "-":
         return sys.stdin.read()
     return value
+
+
+def positive_number(value: str) -> int:
+    """An argparse type: a whole number above 0, or a one-line usage error."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {number}")
+    return number

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lore.cli.common import Context, print_json
+from lore.cli.common import Context, positive_number, print_json
 from lore.core.public import json_for_terminal, visible
 from lore.errors import UsageError
 from lore.rich_display import plain
@@ -24,18 +24,6 @@ STATUS_STYLE = {"ok": "green", "cancelled": "yellow", "error": "red"}
 EXPORT_FORMATS = {"md": "markdown", "markdown": "markdown", "jsonl": "jsonl"}
 
 
-def _positive(value: str) -> int:
-    import argparse
-
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if number <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number above 0, got {number}")
-    return number
-
-
 def register(subparsers: Any) -> None:
     history = subparsers.add_parser(
         "history",
@@ -43,7 +31,9 @@ def register(subparsers: Any) -> None:
         description="Every turn is kept in history.jsonl. Without an action, lists the "
         "latest turns (newest first), or the turns matching --search.",
     )
-    history.add_argument("--last", type=_positive, default=20, metavar="N", help="at most N turns")
+    history.add_argument(
+        "--last", type=positive_number, default=20, metavar="N", help="at most N turns"
+    )
     history.add_argument(
         "--search", metavar="Q", help="only turns whose question or answer has every word"
     )
@@ -76,7 +66,7 @@ def register(subparsers: Any) -> None:
 
     metrics = subparsers.add_parser("metrics", help="what asks cost: tokens, latency, tokens/s")
     metrics.add_argument(
-        "--last", type=_positive, default=None, metavar="N", help="only the last N asks"
+        "--last", type=positive_number, default=None, metavar="N", help="only the last N asks"
     )
     metrics.add_argument("--json", action="store_true", help="print JSON")
     metrics.set_defaults(func=cmd_metrics)
