@@ -21,7 +21,8 @@ from textual.message import Message
 from textual.widgets import DataTable, Label, Sparkline, Static
 from textual.worker import get_current_worker
 
-from lore.core.public import MetricRecord, MetricsSummary, summarise, visible
+from lore.core.public import MetricRecord, MetricsSummary, summarise
+from lore.rich_display import plain
 from lore.tui.panes.base import LorePane
 
 if TYPE_CHECKING:
@@ -96,14 +97,6 @@ def format_rate(rate: float | None) -> str:
     return "–" if rate is None else f"{rate:,.1f}"
 
 
-def _as_text(value: str) -> Text:
-    """A value read from metrics.jsonl as the table shows it: as text, never markup or control.
-
-    The table reads a plain string as Rich markup, so a model named `x[/b]` stopped the pane.
-    """
-    return Text(visible(value, multiline=False))
-
-
 def _tokens(reported: int | None, estimated: int) -> Text:
     # Lore's own estimate is marked with ~ where the provider reported nothing.
     if reported is not None:
@@ -126,15 +119,16 @@ def content_widths(columns: tuple[tuple[str, str], ...], rows: list[Cells]) -> d
 def fit_columns(
     columns: tuple[tuple[str, str], ...],
     priority: tuple[str, ...],
-    rows: list[Cells],
+    widths: dict[str, int],
     width: int,
 ) -> list[str]:
-    """The keys of the columns that fit in `width` cells, in table order.
+    """The keys of the columns that fit in `width` cells, in table order; `widths` are the
+    columns' `content_widths`.
 
     Columns are taken in `priority` order while they fit, so a narrow one further down may
     take room a wide one could not; the first is kept whatever the width.
     """
-    needed = {key: width + CELL_PADDING for key, width in content_widths(columns, rows).items()}
+    needed = {key: content + CELL_PADDING for key, content in widths.items()}
     kept: set[str] = set()
     left = width
     for key in priority:
@@ -366,10 +360,10 @@ New asks appear here as they are recorded, from this app or another process.
         width = self.content_region.width - SCROLLBAR_WIDTH
         if width <= 0:
             return None  # not laid out yet: fitted once it is, on its first resize
-        kept = fit_columns(columns, priority, rows, width)
         # Widths are set, not measured by the table when it is next idle: a frame drawn before
         # that kept the header at the labels' widths above wider rows.
         widths = content_widths(columns, rows)
+        kept = fit_columns(columns, priority, widths, width)
         shown = [(column.key.value, column.width) for column in table.ordered_columns]
         if shown == [(key, widths[key]) for key in kept]:
             return None
@@ -445,7 +439,7 @@ New asks appear here as they are recorded, from this app or another process.
     @staticmethod
     def _model_cells(label: str, figures: MetricsSummary) -> Cells:
         return {
-            "model": _as_text(label),
+            "model": plain(label),
             "asks": Text(f"{figures.asks:,}", justify="right"),
             "p50": format_ms(figures.latency_p50_ms),
             "p95": format_ms(figures.latency_p95_ms),
@@ -486,8 +480,8 @@ New asks appear here as they are recorded, from this app or another process.
         if record.citations_removed:
             citations += f" (−{record.citations_removed})"
         return {
-            "time": _as_text(record.time.replace("T", " ").rstrip("Z")),
-            "model": _as_text(record.model_label),
+            "time": plain(record.time.replace("T", " ").rstrip("Z")),
+            "model": plain(record.model_label),
             "status": status,
             "in": _tokens(record.prompt_tokens, record.estimated_prompt_tokens),
             "out": _tokens(record.completion_tokens, record.estimated_completion_tokens),
