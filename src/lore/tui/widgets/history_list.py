@@ -203,8 +203,7 @@ class HistoryList(ScrollView, can_focus=True):
             self.scroll_to(y=self.scroll_offset.y + added, animate=False, immediate=True)
         self._resize()
         # Start reading the rows in view now rather than when they are first drawn.
-        top = self.scroll_offset.y
-        self._prefetch(top, top + max(1, self.scrollable_content_region.height))
+        self._request_in_view()
 
     def show_turns(self, turns: list[Turn]) -> None:
         """Show just these turns (search results), newest first."""
@@ -295,8 +294,8 @@ class HistoryList(ScrollView, can_focus=True):
         page = message.page
         self._pending.discard(page)
         if message.entries is None:
-            # Drawn again a moment later, a page still in view is asked for again.
-            self.set_timer(RETRY_READ_S, self.refresh)
+            # A page still in view a moment later is asked for again.
+            self.set_timer(RETRY_READ_S, self._request_in_view)
             return
         rows: list[_Entry | None] = list(reversed(message.entries))
         # A record that is not a turn comes back missing; keep the page its full height.
@@ -307,6 +306,10 @@ class HistoryList(ScrollView, can_focus=True):
         self.refresh()
         if self.cursor // PAGE_ROWS == page:
             self._announce()
+
+    def _request_in_view(self) -> None:
+        top = round(self.scroll_offset.y)
+        self._prefetch(top, top + max(1, self.scrollable_content_region.height))
 
     def _prefetch(self, first_row: int, last_row: int) -> None:
         """Read the pages on screen, and the next ones either side before they are reached."""
@@ -394,8 +397,7 @@ class HistoryList(ScrollView, can_focus=True):
         super().watch_scroll_y(old_value, new_value)
         # Ask for the pages now in view at once, not on the next frame drawn: a frame can be
         # a long while coming on a busy machine, and the rows would wait for it.
-        top = round(new_value)
-        self._prefetch(top, top + max(1, self.scrollable_content_region.height))
+        self._request_in_view()
 
     # -- the cursor --------------------------------------------------------------------------
 
