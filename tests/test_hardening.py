@@ -233,12 +233,20 @@ class _Refusing:
 
     def __getattr__(self, name: str) -> object:
         if name in self._names:
+            real = getattr(self._module, name)
 
-            def refuse(*args: object, **kwargs: object) -> None:
+            def refuse(*args: object, **kwargs: object) -> object:
+                # A full disk still lets files be opened for reading.
+                if name == "open" and not _writes(args[1] if len(args) > 1 else 0):
+                    return real(*args, **kwargs)
                 raise OSError(self._code, os.strerror(self._code))
 
             return refuse
         return getattr(self._module, name)
+
+
+def _writes(flags: object) -> bool:
+    return isinstance(flags, int) and bool(flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
 
 
 def _disk_refuses_writes(monkeypatch: pytest.MonkeyPatch, code: int = errno.ENOSPC) -> None:

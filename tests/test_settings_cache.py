@@ -159,3 +159,15 @@ def test_a_command_with_settings_cached_loads_neither_yaml_nor_pydantic(tmp_path
         loaded.append(result.stdout.strip().splitlines()[-1])
     # The first run validates the settings (and builds the index); the second reads both.
     assert loaded == ["['pydantic', 'yaml']", "[]"]
+
+
+def test_a_pipe_in_place_of_the_cache_or_the_settings_never_hangs(root: Path) -> None:
+    _open(root)
+    _cache_file(root).unlink()
+    os.mkfifo(_cache_file(root))
+    assert _open(root).ask.top_k == 12
+    settings = root / "lore.yaml"
+    settings.unlink()
+    os.mkfifo(settings)
+    with pytest.raises(ConfigError, match="not a regular file"):
+        Vault.open(root)

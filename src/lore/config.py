@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 # `LORE_PROVIDER__MODEL=llama3` sets provider.model: the prefix, the section, `__`, the key.
 ENV_PREFIX = "LORE_"
 ENV_SEPARATOR = "__"
+# Far more than any settings or theme file; a bigger one is not one.
+MAX_SETTINGS_BYTES = 1_000_000
 
 NoteStatus = Literal["active", "superseded"]
 ProviderName = Literal["offline", "ollama", "openai"]
@@ -275,12 +277,19 @@ def parse_config(data: Any, source: str) -> LoreConfig:
 
 def load_yaml_file(path: Path) -> Any:
     """Read a YAML file with safe_load, turning every failure into one ConfigError line."""
+    from lore.core.storage import NotRegularFile, read_regular_bytes
+
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_regular_bytes(path, MAX_SETTINGS_BYTES)
+        if len(data) > MAX_SETTINGS_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_SETTINGS_BYTES:,} bytes")
+        text = data.decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not valid UTF-8 text") from None
+    except NotRegularFile:
+        raise ConfigError(f"{path}: not a regular file (a pipe or device is never read)") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
     import yaml

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lore.core.lock import VaultLock
-from lore.core.storage import atomic_write_bytes
+from lore.core.storage import atomic_write_bytes, read_regular_bytes
 from lore.errors import LoreError
 
 # Larger than any settings the schema allows; a bigger file is not ours.
@@ -64,11 +63,10 @@ class SettingsCache:
     def read(self, signature: list[Any]) -> dict[str, Any] | None:
         """The settings data saved for exactly this signature, or None."""
         try:
-            with open(self.path, "rb") as handle:
-                found = os.fstat(handle.fileno())
-                if not stat.S_ISREG(found.st_mode) or found.st_size > MAX_CACHE_BYTES:
-                    return None
-                saved = json.loads(handle.read())
+            data = read_regular_bytes(self.path, MAX_CACHE_BYTES)
+            if len(data) > MAX_CACHE_BYTES:
+                return None
+            saved = json.loads(data)
         except (OSError, ValueError):
             return None
         if not isinstance(saved, dict) or saved.get("signature") != signature:

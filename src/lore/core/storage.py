@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +32,23 @@ def _fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+class NotRegularFile(OSError):
+    """A path that is a pipe, a device or a folder where a file's bytes were wanted."""
+
+
+def read_regular_bytes(path: Path, limit: int) -> bytes:
+    """At most `limit` + 1 bytes of the regular file at `path` (one more tells it is longer).
+
+    Opened without blocking and checked once open, so a named pipe put where a file was
+    expected is refused at once instead of hanging the reader; NotRegularFile says so.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(f"{path} is not a regular file")
+        return handle.read(limit + 1)
 
 
 def _describe_os_error(action: str, path: Path, exc: OSError) -> VaultError:
