@@ -21,6 +21,8 @@ from lore.core.gates.canonical import canonical
 
 _WORD = re.compile(r"[^\W\d_]+")
 _LATIN = re.compile(r"[a-z\u00c0-\u024f\u1e00-\u1eff]+")
+_LATIN_LETTERS = re.compile(r"[a-zA-Z\u00c0-\u024f\u1e00-\u1eff]+")
+_OTHER_LETTERS = re.compile(r"[^\W\d_a-zA-Z\u00c0-\u024f\u1e00-\u1eff]+")
 
 
 # English function words that few other Latin-script languages share; every English
@@ -53,7 +55,7 @@ MIN_ENGLISH_WORDS = 12
 # more unknown to English words (English sentences stay under a twentieth).
 SHORT_WORDS = 5
 SHORT_UNSEEN = 0.1
-SHORT_UNSEEN_BESIDE_ENGLISH = 0.25
+SHORT_UNSEEN_BESIDE_FAMILIAR = 0.25
 _ENGLISH_SHORT = _words("a an is in i my me it no so us am")
 # Marks of code in a sentence: `inl(), inw(), outb()` is a list of functions, not a language.
 _CODE_MARK = re.compile(r"[()\[\]{}_=/<>\\`|#$]")
@@ -63,6 +65,8 @@ ENGLISH_SOURCE_WORDS = 24
 # of them English function words (names, addresses and figures around them).
 PLAIN_WORDS = 30
 PLAIN_SHARE = 0.1
+# A character of Chinese or Japanese says about as much as this many Latin letters.
+LETTERS_PER_CHARACTER = 3
 # Shares of a paragraph's words that are English function words.
 ENGLISH_SOURCE = 0.18
 FOREIGN = 0.05
@@ -71,6 +75,9 @@ COMMON = 0.3
 MIN_RUN_WORDS = 3
 RUN_SHARE = 0.5
 _QUOTES = "'\"“”‘’«»"
+_LIST_ITEM = re.compile(r"[*+]\s")
+# Words that end in a number name a format or a version in running text: base64, utf-8, x86.
+_NAMED_FORMAT = re.compile(r"(?:[^\W\d_]+-)*[^\W\d_]+-?\d+")
 _STOPS = ".,;:!?"
 
 
@@ -95,7 +102,10 @@ def unread_language(
     running: list[tuple[int, float]] = []
     # Paragraphs with nothing in them that may be another language.
     plain: list[str] = []
+    latin_letters = other_letters = 0
     for key, text in texts:
+        latin_letters += sum(map(len, _LATIN_LETTERS.findall(text)))
+        other_letters += sum(map(len, _OTHER_LETTERS.findall(text)))
         for paragraph in _PARAGRAPH.split(text.strip("\n")):
             found = len(measured)
             pooled_before = len(pooled)
@@ -127,7 +137,10 @@ def unread_language(
     measured += pooled
     if not any(share < FOREIGN for _, _, share in measured):
         return {}
-    if not _english_source(running) and not _mostly_english(plain):
+    # A source largely in another script (a Chinese translation) is in no Latin-script
+    # language, so a paragraph in one the review cannot read is not its own either.
+    other_script = other_letters * LETTERS_PER_CHARACTER >= latin_letters
+    if not other_script and not _english_source(running) and not _mostly_english(plain):
         return {}
     held: dict[str, str] = {}
     for key, words, share in measured:
@@ -140,8 +153,9 @@ def unread_language(
         longer = [word for word in words if len(word) >= 3]
         if common and sum(1 for word in longer if word in common) >= COMMON * len(longer):
             continue
+        source = "another script" if other_script else "English"
         held[key] = (
-            "written in a language the review cannot read, inside a source in English "
+            f"written in a language the review cannot read, inside a source in {source} "
             f"({round(share * 100)}% of its words are English function words)"
         )
     return held
@@ -177,18 +191,17 @@ def _long_enough(words: list[str], common: frozenset[str]) -> bool:
         return True
     if len(words) < SHORT_WORDS or not common:
         return False
-    if any(word in _READ_LANGUAGES for word in words):
-        return False
-    # English's short words ("a", "is", "my") turn up in other languages too: one asks for
-    # words that look much more foreign, two are English.
-    english = sum(1 for word in words if word in _ENGLISH_SHORT)
-    if english >= 2:
+    # English's short words ("a", "is", "my") and those of the languages read ("le", "la")
+    # turn up in other languages too: one asks for words that look much more foreign, two
+    # are a language the review reads.
+    familiar = sum(1 for word in words if word in _ENGLISH_SHORT or word in _READ_LANGUAGES)
+    if familiar >= 2:
         return False
     # Common words are three letters or more, so shorter ones would all look foreign.
     longer = [word for word in words if len(word) >= 3]
     if len(longer) < SHORT_WORDS - 2:
         return False
-    needed = SHORT_UNSEEN_BESIDE_ENGLISH if english else SHORT_UNSEEN
+    needed = SHORT_UNSEEN_BESIDE_FAMILIAR if familiar else SHORT_UNSEEN
     return _unseen_share(longer, _letter_triples(common)) >= needed
 
 
@@ -222,7 +235,10 @@ def _is_running_text(paragraph: str) -> bool:
     lines = [line for line in paragraph.split("\n") if line.strip()]
     if not lines or any(line.startswith(("  ", "\t")) for line in lines):
         return False
-    if paragraph.lstrip().startswith((">>>", "...", "$ ", "#", "-", "*", "=", "|", "..")):
+    if paragraph.lstrip().startswith((">>>", "...", "$ ", "#", "-", "=", "|", "..")):
+        return False
+    # A list item, not a line that opens with a row of marks (`*** NEW INSTRUCTIONS ***`).
+    if _LIST_ITEM.match(paragraph.lstrip()):
         return False
     return sum(len(line.split()) for line in lines) >= 5 * len(lines)
 
@@ -272,21 +288,25 @@ def _is_word(token: str) -> bool:
 def _lower_after_first(sentence: str) -> bool:
     if _CODE_MARK.search(sentence):
         return False
-    # A word wholly in capitals is emphasis, not an identifier like `VTimings`.
+    # A word wholly in capitals is emphasis or an acronym, not an identifier like `VTimings`;
+    # so is each part of a hyphenated one (`ID-në`, `i-ID`).
     return not any(
         character.isupper()
         for token in sentence.split()[1:]
-        if not token.strip(_QUOTES + _STOPS).isupper()
-        for character in token
+        for part in token.strip(_QUOTES + _STOPS).split("-")
+        if not part.isupper()
+        for character in part
     )
 
 
 def _is_prose(sentence: str) -> bool:
     """Words, mostly lower case: not code, identifiers or a list of names."""
     tokens = [token.strip(".,;:!?'\"()“”‘’«»") for token in sentence.split()]
-    tokens = [token for token in tokens if token]
+    # Marks alone (`***`, `--`) are emphasis or rules, neither words nor code.
+    tokens = [token for token in tokens if any(character.isalnum() for character in token)]
     if len(tokens) < SHORT_WORDS:
         return False
-    words = [token for token in tokens if _is_word(token)]
-    capitalised = sum(1 for word in words if word[0].isupper())
+    words = [token for token in tokens if _is_word(token) or _NAMED_FORMAT.fullmatch(token)]
+    # A word wholly in capitals is shouted, not a name.
+    capitalised = sum(1 for word in words if word[0].isupper() and not word.isupper())
     return len(words) >= 0.9 * len(tokens) and capitalised <= 0.3 * len(words)
