@@ -57,6 +57,11 @@ _SNAKE_TOOL = (
 _URL_OR_ADDRESS = r"(?:https?://\S+|\S+@\S+\.\w+|www\.\S+)"
 
 # Models named by name, where a text speaks to one.
+_AUTHOR_VERB = (
+    r"(?:suggest|recommend|create|generate|write|compose|draft|design|outline|detail|provide|give"
+    r"|list|explain|describe|tell|share|devise|develop|craft|prepare|produce|propose|formulate"
+    r"|advise)"
+)
 _MODEL_NAME = r"(?:mixtral|mistral|llama|qwen|grok|deepseek|gemma|bard|command[\s-]r)"
 
 _RULES: list[tuple[str, str]] = [
@@ -162,6 +167,14 @@ _RULES: list[tuple[str, str]] = [
         r"(?:^|[.!?:;,*]\s*|\n|\b(?:please|and|then|now|also|just|first|so|kindly)\s+)(?:tell|give"
         r"|show|advise|recommend|suggest\s+to|teach|provide|write|create|generate|list|explain\s+to"
         r"|help)\s+me\b(?!\s+(?:a\s+(?:call|ring|shout|hand|break)|know|out|with\s+this))",
+    ),
+    (
+        # A request to write something for the writer: "suggest stocks that I should buy",
+        # "create a plan that will double my money". A manual's imperatives serve its reader.
+        "asks the reader for an answer",
+        rf"(?:^|[.!?:;,*]\s*|\n|\b(?:please|kindly|now|then|and|also|just)\s+){_AUTHOR_VERB}\b"
+        r"(?:[^.!?\n]{0,80}?\b(?:for\s+me|i\s+(?:should|could|can|might|would|must))\b"
+        r"|[^.!?\n]{0,60}?\b(?:that|which|to)\s+[^.!?\n]{0,40}?\bmy\b)",
     ),
     (
         "redefines the rules",
@@ -481,6 +494,7 @@ _ANCHORS: list[tuple[str, ...]] = [
     ("you are",),
     ("you are",),
     (" me",),
+    ("for me", "i should", "i could", "i can", "i might", "i would", "i must", "my"),
     ("regardless", "no matter what", "instructions", "directives"),
     ("been given", "been assigned", "been tasked"),
     ("you to", "simulat", "the role", "the persona", "the identity"),
