@@ -180,8 +180,12 @@ class ExtractiveSummariser:
 def _fact_digester(vault: Vault, max_tokens: int) -> Digest:
     """Fact digests of turns, naming the notes each cited by title (looked up once each)."""
     titles: dict[str, str | None] = {}
+    # A vault without notes names none: its turns' citations are not looked up one by one.
+    no_notes = vault.index.note_count() == 0
 
     def title_of(note_id: str) -> str | None:
+        if no_notes:
+            return None
         if note_id not in titles:
             found = vault.index.lookup(id=note_id)
             titles[note_id] = str(found[0].get("title", "")) if found else None

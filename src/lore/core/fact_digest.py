@@ -15,17 +15,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import NamedTuple
 
 from lore.core.passages import STOPWORDS, words
 from lore.core.search.query import stem_word
 from lore.core.tokens import estimate_tokens
 
-# A citation, found by the bracket it starts with; the whitespace before it goes with it.
-_CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 _LEAD = re.compile(r"^\s*From the notes:\s*", re.IGNORECASE)
 _UNVERIFIED = " (from an unverified source)"
 _EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
@@ -96,11 +95,20 @@ class _Token(NamedTuple):
     content_stems: frozenset[str]
     bare_stem: str
     bare_capital: bool
+    # Where `_densest_words` ranks it when it is not one of the question's words.
+    rank: int
 
 
 _TEXT, _CHARACTERS, _OUTSIDE, _TELLING, _DIGIT, _CAPITAL, _STEMS, _CONTENT_STEMS = map(
     itemgetter, range(8)
 )
+_BARE_STEM = itemgetter(8)
+_RANK = itemgetter(10)
+
+# The order in which `_densest_words` keeps a sentence's words; a word of the question is
+# ranked _QUESTION_RANK[True] unless it is a number.
+_NUMBER_RANK, _QUESTION_WORD_RANK, _NAME_RANK, _OTHER_RANK = range(4)
+_QUESTION_RANK = (_OTHER_RANK, _QUESTION_WORD_RANK)
 
 
 @lru_cache(maxsize=32_768)
@@ -112,41 +120,43 @@ def _token(text: str) -> _Token:
     found = words(text)
     stems = frozenset(map(_stem, found))
     content = [word for word in found if word not in STOPWORDS]
+    digit = _has_digit(text)
+    bare_capital = bare[:1].isupper()
     return _Token(
         text=text,
         characters=characters,
         outside=outside,
         telling=lowered not in STOPWORDS or lowered in _KEPT,
-        digit=_has_digit(text),
+        digit=digit,
         capital=text[:1].isupper(),
         stems=stems,
         content_stems=stems if len(content) == len(found) else frozenset(map(_stem, content)),
         bare_stem=_stem(lowered),
-        bare_capital=bare[:1].isupper(),
+        bare_capital=bare_capital,
+        rank=_NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
     )
 
 
 # A sentence ends at a line break, or at a full stop, question or exclamation mark followed
 # by whitespace: the rule of `lore.core.passages.split_sentences`, which a test holds this to.
-# Lines are split first, and a pattern that starts with the mark is found by a fast scan
-# where a look-behind is tried at every character.
+# A pattern that starts with the mark is found by a fast scan where a look-behind is tried
+# at every character.
 _SENTENCE_MARK = re.compile(r"([.!?。！？])\s+")
 
 
 def _sentences(text: str) -> list[str]:
     """`split_sentences(text)`, in a fraction of its time."""
-    found = []
-    for line in text.split("\n"):
-        pieces = _SENTENCE_MARK.split(line)
-        # Text, mark, text, mark, …, text: each sentence keeps its mark.
-        for index in range(0, len(pieces), 2):
-            sentence = (
-                pieces[index] + pieces[index + 1] if index + 1 < len(pieces) else pieces[index]
-            )
-            sentence = sentence.strip()
-            if sentence:
-                found.append(sentence)
-    return found
+    return list(filter(None, map(str.strip, _sentence_pieces(text))))
+
+
+def _sentence_pieces(text: str) -> list[str]:
+    """The sentences of `text` with their edge whitespace, and empty pieces between them."""
+    # Text, mark, text, mark, …, text: each sentence keeps its mark, and the sentences are
+    # put on lines of their own, so that one split cuts at the marks and the line breaks.
+    pieces = _SENTENCE_MARK.split(text)
+    marks = pieces[1::2]
+    marks.append("")
+    return "\n".join(map(add, pieces[::2], marks)).split("\n")
 
 
 def _telling_tokens(text: str) -> list[_Token]:
@@ -163,22 +173,7 @@ def _has_digit(token: str) -> bool:
     return not token.isalpha() and any(map(str.isdigit, token))
 
 
-def _fact_weight(sentence: str, question_terms: set[str]) -> float:
-    """How much a sentence states: what the question asked about most, then numbers, then
-    names."""
-    return _tokens_weight(list(map(_token, sentence.split())), question_terms)
-
-
-def _tokens_weight(tokens: list[_Token], question_terms: set[str]) -> float:
-    numbers = sum(map(_DIGIT, tokens))
-    names = sum(map(_CAPITAL, tokens[1:]))
-    shared = (
-        len(question_terms.intersection(set().union(*map(_STEMS, tokens)))) if question_terms else 0
-    )
-    return 3.0 * shared + 2.0 * numbers + names
-
-
-def _joined_size(tokens: list[_Token]) -> _Size:
+def _joined_size(tokens: Sequence[_Token]) -> _Size:
     """The `_size` of the tokens joined by single spaces."""
     return (
         sum(map(_CHARACTERS, tokens)) + len(tokens) - 1,
@@ -187,19 +182,66 @@ def _joined_size(tokens: list[_Token]) -> _Size:
     )
 
 
+class _Sentence(NamedTuple):
+    """What a digest asks of one sentence of an answer, worked out once per sentence.
+
+    Answers quote notes, so a history holds the same sentences many times; everything here
+    depends on the sentence alone, and what depends on the question is found from it fast.
+    """
+
+    # Its telling tokens, and those joined by spaces: what a digest writes when it fits.
+    tokens: tuple[_Token, ...]
+    text: str
+    size: _Size
+    # How much it states before the question's words are counted (three each): two for
+    # each number, one for each name after its first word.
+    weight: int
+    # The stems of its tokens' words, each once, for the words it shares with the question.
+    stems: tuple[str, ...]
+    # The rank of each token in `_densest_words` and the stem of each without its edges;
+    # when none of those is the question's, the positions in the order it tries them, and
+    # what that order keeps within each limit asked so far.
+    ranks: tuple[int, ...]
+    bare: tuple[str, ...]
+    order: tuple[int, ...]
+    cuts: dict[int, str]
+
+
+@lru_cache(maxsize=32_768)
+def _sentence(text: str) -> _Sentence | None:
+    """The sentence `text` as a digest reads it; None if it has no telling word."""
+    tokens = tuple(filter(_TELLING, map(_token, text.split())))
+    if not tokens:
+        return None
+    ranks = tuple(map(_RANK, tokens))
+    return _Sentence(
+        tokens,
+        " ".join(map(_TEXT, tokens)),
+        _joined_size(tokens),
+        2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])),
+        tuple(set().union(*map(_STEMS, tokens))),
+        ranks,
+        tuple(map(_BARE_STEM, tokens)),
+        tuple(sorted(range(len(tokens)), key=ranks.__getitem__)),
+        {},
+    )
+
+
+# A citation, found by the bracket it starts with; the whitespace before it goes with it.
+_CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+
+
 def _without_citations(text: str) -> str:
     """`text` without its citation marks ("[2]", "[1, 3]") and one whitespace before each."""
     if "[" not in text:
         return text
-    kept = []
-    last = 0
-    for found in _CITATION.finditer(text):
-        start = found.start()
-        if start > last and text[start - 1].isspace():
-            start -= 1
-        kept.append(text[last:start])
-        last = found.end()
-    kept.append(text[last:])
+    pieces = _CITATION.split(text)
+    if len(pieces) == 1:
+        return text
+    last = pieces.pop()
+    # What came before each citation, without the whitespace character just before it.
+    kept = [piece[:-1] if piece[-1:].isspace() else piece for piece in pieces]
+    kept.append(last)
     return "".join(kept)
 
 
@@ -207,42 +249,91 @@ def _fits(text: str, limit: int) -> str:
     """The longest prefix of whole words of `text` within `limit` tokens ("" if none)."""
     if estimate_tokens(text) <= limit:
         return text
-    kept: list[str] = []
-    tally = _Tally()
-    for token in map(_token, text.split()):
-        size = (token.characters, 1, token.outside)
-        if tally.tokens_with(size) > limit:
+    return " ".join(_fitting(list(map(_token, text.split())), limit))
+
+
+def _fitting(tokens: list[_Token], limit: int) -> list[str]:
+    """The texts of the longest prefix of `tokens` whose join fits `limit` tokens.
+
+    Each term of the estimate only grows with each word, so the prefix ends before the
+    first word that breaks one: no more than `limit / 1.3` words, `4 * limit` characters
+    with the spaces, and `limit` characters outside ASCII.
+    """
+    tokens = tokens[: max(0, limit * 10 // 13)]
+    # What the characters may still grow by: the first word needs no space before it.
+    room = 4 * limit + 1
+    outside = 0
+    kept = 0
+    for token in tokens:
+        room -= token.characters + 1
+        outside += token.outside
+        if room < 0 or outside > limit:
             break
-        tally.add(size)
-        kept.append(token.text)
-    return " ".join(kept)
+        kept += 1
+    return [token.text for token in tokens[:kept]]
 
 
-def _densest_words(tokens: list[_Token], limit: int, question_terms: set[str]) -> str:
+def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[str]) -> str:
     """The words of a sentence that say most (numbers, the question's words, names), in
     their order, within `limit` tokens."""
+    tokens = sentence.tokens
+    if question_terms and not question_terms.isdisjoint(sentence.bare):
+        # A word of the question ranks after the numbers and before the names.
+        ranks = list(
+            map(
+                min,
+                sentence.ranks,
+                map(_QUESTION_RANK.__getitem__, map(question_terms.__contains__, sentence.bare)),
+            )
+        )
+        order: Sequence[int] = sorted(range(len(tokens)), key=ranks.__getitem__)
+    else:
+        cut = sentence.cuts.get(limit)
+        if cut is not None:
+            return cut
+        order = sentence.order
+    most = limit * 10 // 13
+    room = 4 * limit
+    # Each word is kept if it still fits. No more than `most` words ever fit the estimate,
+    # so when the first `most` in order fit together, they are the ones kept.
+    first = order[: max(0, most)]
+    size = _joined_size(list(map(tokens.__getitem__, first)))
+    if size[0] <= room and size[2] <= limit:
+        kept = list(first)
+    else:
+        # The estimate written out as in `_Tally`; once not one more word or character
+        # fits, nothing further can be kept.
+        kept = []
+        characters = -1
+        outside = 0
+        for position in order:
+            if len(kept) >= most or characters + 2 > room:
+                break
+            token = tokens[position]
+            after = characters + 1 + token.characters
+            if after <= room and outside + token.outside <= limit:
+                characters = after
+                outside += token.outside
+                kept.append(position)
+    kept.sort()
+    cut = " ".join([tokens[position].text for position in kept])
+    if order is sentence.order:
+        sentence.cuts[limit] = cut
+    return cut
 
-    def telling(position: int) -> tuple[int, int]:
-        token = tokens[position]
-        if token.digit:
-            return -3, position
-        if token.bare_stem in question_terms:
-            return -2, position
-        return (-1 if token.bare_capital else 0), position
 
-    kept: list[int] = []
-    # The `_Tally` of the kept words, written out: this loop runs for most digests.
-    characters = -1
-    outside = 0
-    for position in sorted(range(len(tokens)), key=telling):
-        token = tokens[position]
-        after = characters + 1 + token.characters
-        count = len(kept) + 1
-        if max(-(-after // 4), -(-count * 13 // 10), outside + token.outside) <= limit:
-            characters = after
-            outside += token.outside
-            kept.append(position)
-    return " ".join(tokens[i].text for i in sorted(kept))
+@lru_cache(maxsize=32_768)
+def _question(question: str, limit: int) -> tuple[str, frozenset[str]]:
+    """A question as its digest writes it within `limit` tokens, and the stems of its words
+    that are not stopwords. Histories ask the same questions again: each is read once."""
+    tokens = list(map(_token, question.split()))
+    telling = list(filter(_TELLING, tokens))
+    # Without its stopwords, or as asked if it has nothing else.
+    asked = " ".join(map(_TEXT, telling or tokens))
+    if estimate_tokens(asked) > limit:
+        asked = " ".join(_fitting(telling or tokens, limit))
+    # Gathered word by word, as each token knows its stems.
+    return asked, frozenset().union(*map(_CONTENT_STEMS, tokens))
 
 
 def fact_digest(
@@ -253,44 +344,50 @@ def fact_digest(
     title_of: Callable[[str], str | None] = lambda note_id: None,
 ) -> str:
     """One line standing for a turn, within `max_tokens`, keeping its facts."""
-    question = " ".join(question.split())
-    asked = telegraphic(question) or question
+    asked, wanted = _question(question, max(1, int(max_tokens * _QUESTION_SHARE)))
     titles = [title for title in (title_of(note) for note in cited[:_MAX_CITED]) if title]
-    notes = ""
-    for count in range(len(titles), 0, -1):
-        # As many of the cited notes as fit their share, the first cited always tried.
-        candidate = f"(notes: {', '.join(titles[:count])})"
-        if estimate_tokens(candidate) <= max(max_tokens * _NOTES_SHARE, 6):
-            notes = candidate
-            break
-    asked = _fits(asked, max(1, int(max_tokens * _QUESTION_SHARE)))
+    notes = _notes(tuple(titles), max_tokens) if titles else ""
     room = max_tokens - estimate_tokens(f"{asked} → {notes}")
     lead = _LEAD.match(answer)
     answer = _without_citations(answer[lead.end() :] if lead else answer)
     answer = answer.replace(_UNVERIFIED, "")
     # Each sentence as its telling tokens: only the sentences chosen are ever joined.
-    sentences = [tokens for tokens in map(_telling_tokens, _sentences(answer)) if tokens]
-    # The stems of the question's words that are not stopwords, gathered word by word.
-    wanted: set[str] = set().union(*map(_CONTENT_STEMS, map(_token, question.split())))
-    ranked = sorted(
-        range(len(sentences)),
-        key=lambda index: (-_tokens_weight(sentences[index], wanted), index),
-    )
+    sentences = [
+        found
+        for found in map(_sentence, map(str.strip, _sentence_pieces(answer)))
+        if found is not None
+    ]
+    # By weight, the question's words counting most; of equal weight, the earlier first.
+    if wanted:
+        scores = [-3 * len(wanted.intersection(found.stems)) - found.weight for found in sentences]
+    else:
+        scores = [-found.weight for found in sentences]
+    ranked = sorted(zip(scores, range(len(sentences)), strict=True))
     chosen: list[int] = []
     tally = _Tally()
-    for index in ranked:
-        size = _joined_size(sentences[index])
-        if tally.tokens_with(size) <= room:
-            tally.add(size)
+    for _, index in ranked:
+        sentence = sentences[index]
+        if tally.tokens_with(sentence.size) <= room:
+            tally.add(sentence.size)
             chosen.append(index)
         elif not chosen:
             # Not even the richest sentence fits whole: its most telling words, then.
-            cut = _densest_words(sentences[index], room, wanted)
+            cut = _densest_words(sentence, room, wanted)
             if cut:
                 return _joined(asked, cut, notes)
             break
-    facts = " ".join(" ".join(map(_TEXT, sentences[i])) for i in sorted(chosen))
+    facts = " ".join([sentences[index].text for index in sorted(chosen)])
     return _joined(asked, facts, notes)
+
+
+@lru_cache(maxsize=4_096)
+def _notes(titles: tuple[str, ...], max_tokens: int) -> str:
+    """As many of the cited notes' titles as fit their share, the first cited always tried."""
+    for count in range(len(titles), 0, -1):
+        candidate = f"(notes: {', '.join(titles[:count])})"
+        if estimate_tokens(candidate) <= max(max_tokens * _NOTES_SHARE, 6):
+            return candidate
+    return ""
 
 
 def _joined(asked: str, facts: str, notes: str) -> str:
@@ -302,45 +399,54 @@ def _joined(asked: str, facts: str, notes: str) -> str:
     return " ".join(parts)
 
 
-@dataclass(frozen=True, order=True)
-class _Line:
-    part: int
-    position: int
-    text: str
+@lru_cache(maxsize=16_384)
+def _line(text: str) -> tuple[int, _Size]:
+    """A summary line's density (two for each number, one for each name after its first
+    word, as a sentence of an answer is weighed before the question's words) and its size.
+
+    Summaries of summaries weigh the lines of those below them: a line chosen at one level
+    is weighed again at every level above."""
+    tokens = list(map(_token, text.split()))
+    return 2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])), _size(text)
 
 
 def roll_up(texts: Sequence[str], max_tokens: int) -> str:
     """One summary of several, within `max_tokens`: each part's densest line first, then
     further lines by their facts, all in the order they were written."""
-    lines = [
-        _Line(part, position, line if line.startswith("- ") else f"- {line}")
-        for part, text in enumerate(texts)
-        for position, line in enumerate(raw.strip() for raw in text.split("\n"))
-        if line
-    ]
+    # Each line as (part, its position in the part): the order they were written in, which
+    # their index in `lines` follows.
+    parts: list[int] = []
+    lines: list[str] = []
+    for part, text in enumerate(texts):
+        for raw in text.split("\n"):
+            line = raw.strip()
+            if line:
+                parts.append(part)
+                lines.append(line if line.startswith("- ") else f"- {line}")
     if not lines:
         return ""
-    density = {line: _fact_weight(line.text, set()) for line in lines}
-    firsts: dict[int, _Line] = {}
-    for line in lines:
-        best = firsts.get(line.part)
-        if best is None or density[line] > density[best]:
-            firsts[line.part] = line
+    found = list(map(_line, lines))
+    density = [weight for weight, _ in found]
+    # Each part's densest line, the first of equal ones, then the others by density.
+    firsts: dict[int, int] = {}
+    for index, part in enumerate(parts):
+        best = firsts.get(part)
+        if best is None or density[index] > density[best]:
+            firsts[part] = index
     leads = set(firsts.values())
-    order = list(firsts.values()) + sorted(
-        (line for line in lines if line not in leads),
-        key=lambda line: (-density[line], line.part, line.position),
-    )
-    chosen: list[_Line] = []
+    others = sorted((-density[index], index) for index in range(len(lines)) if index not in leads)
+    order = [*firsts.values(), *(index for _, index in others)]
+    chosen: list[tuple[int, str]] = []
     tally = _Tally()
-    for line in order:
-        size = _size(line.text)
+    for index in order:
+        size = found[index][1]
         if tally.tokens_with(size) <= max_tokens:
             tally.add(size)
-            chosen.append(line)
+            chosen.append((index, lines[index]))
         elif not chosen:
-            cut = _fits(line.text, max_tokens)
+            cut = _fits(lines[index], max_tokens)
             if cut:
-                chosen = [_Line(line.part, line.position, cut)]
+                chosen = [(index, cut)]
                 tally.add(_size(cut))
-    return "\n".join(item.text for item in sorted(chosen))
+    chosen.sort()
+    return "\n".join(text for _, text in chosen)
