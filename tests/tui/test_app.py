@@ -249,6 +249,32 @@ async def test_start_up_heap_is_frozen_once_started_and_handed_back_on_exit(
     assert gc.get_threshold() == thresholds
 
 
+async def test_reading_the_vault_waits_until_the_first_screen_is_whole(
+    sample_vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Threads started while the first screen is drawn share the interpreter with it: the
+    index, the watcher and the first pane's read start once the footer shows its keys."""
+    from lore.tui.panes.ask import AskPane
+    from lore.tui.widgets.footer import LoreFooter
+
+    started: dict[str, bool] = {}
+
+    def recording(name: str, original: Any) -> Any:
+        def record(self: Any, *args: Any, **kwargs: Any) -> Any:
+            footer = self.app.query_one(LoreFooter)
+            started.setdefault(name, footer._shown_keys is not None)
+            return original(self, *args, **kwargs)
+
+        return record
+
+    monkeypatch.setattr(LoreApp, "_open_index", recording("index", LoreApp._open_index))
+    monkeypatch.setattr(AskPane, "refresh_data", recording("recall", AskPane.refresh_data))
+    app = LoreApp(LoreSession(sample_vault))
+    async with app.run_test(size=(120, 36)):
+        await wait_until(lambda: len(started) == 2, message="never started")
+    assert started == {"index": True, "recall": True}
+
+
 @pytest.fixture
 def footer_rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """One entry per rebuild of the footer's keys."""

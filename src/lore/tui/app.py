@@ -15,7 +15,7 @@ from __future__ import annotations
 import gc
 import importlib
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -152,6 +152,9 @@ class LoreApp(App[None]):
             self.register_theme(theme)
             self._lore_themes.append(theme.name)
         self._initial_theme = self._pick_theme()
+        # Work a pane would start as the first screen is drawn waits until it is whole.
+        self._first_screen_drawn = False
+        self._waiting_for_first_screen: list[Callable[[], object]] = []
         # Set without running the watcher now: it runs once as the app starts, as it does for
         # the default theme, instead of a second time re-reading the whole stylesheet.
         self.set_reactive(App.theme, self._initial_theme)
@@ -204,11 +207,30 @@ class LoreApp(App[None]):
         wanted = self.requested_pane or self.active_pane
         if self.focused is None and first is not None and wanted == PANES[0][0]:
             first.focus_default()
+        # The footer's keys are drawn first: they complete the first screen. Threads started
+        # before that frame would share the interpreter with it, and opening an index that
+        # is out of step with the notes (a copied vault) kept the footer away for 0.6 s.
+        self.call_after_refresh(self._start_background_work)
+
+    def after_first_screen(self, callback: Callable[[], object]) -> None:
+        """Call `callback` once the first screen is whole (after the next frame, if it is)."""
+        if self._first_screen_drawn:
+            self.call_after_refresh(callback)
+        else:
+            self._waiting_for_first_screen.append(callback)
+
+    async def _start_background_work(self) -> None:
+        if not self.is_running:
+            return
+        self._first_screen_drawn = True
+        for callback in self._waiting_for_first_screen:
+            callback()
+        self._waiting_for_first_screen.clear()
         self._open_index()
         self._count_quarantine()
         self._watch_vault()
-        # The footer's keys are drawn first: they complete the first screen, while the other
-        # panes take a few hundred milliseconds to make, most of it importing their modules.
+        # The other panes take a few hundred milliseconds to make, most of it importing
+        # their modules.
         self.call_after_refresh(self._mount_hidden_panes)
 
     async def _mount_hidden_panes(self) -> None:

@@ -36,8 +36,11 @@ class LorePane(Vertical):
     def on_show(self) -> None:
         if not self.started:
             self.started = True
-            # Once this frame is drawn: the pane appears at once, its data a moment later.
-            self.call_after_refresh(self.refresh_data)
+            # Once this frame is drawn: the pane appears at once, its data a moment later. The
+            # app holds the first pane's read until its first screen is whole, so reading
+            # (and the modules it needs) never competes with drawing that screen.
+            defer = getattr(self.app, "after_first_screen", self.call_after_refresh)
+            defer(self.refresh_data)
 
     def refresh_data(self) -> None:
         """Read again what the pane shows (in workers: this returns at once)."""
