@@ -198,6 +198,19 @@ _RULES: list[tuple[str, str]] = [
         r"|\b(?:take\s+on|assume|adopt)\s+the\s+(?:role|persona|identity)\s+of\b",
     ),
     (
+        # Parts handed out: "I'll be the captain, and you will be the pirate".
+        "casts the reader in a role",
+        r"\b(?:i['’]ll|i\s+will|i\s+am\s+going\s+to)\s+(?:be|play)\s+[^.!?\n]{1,60}?\band\s+you"
+        r"\s+(?:will|['’]ll|are\s+going\s+to)\s+(?:be|play)\b|\b(?:take\s+on|adopt|assume"
+        r"|switch\s+to)\s+(?:the\s+|a\s+|an\s+)?(?:exact\s+)?(?:opposite\s+|new\s+|different\s+)?"
+        r"(?:personality|persona)\b",
+    ),
+    (
+        "asks the reader for an answer",
+        r"\b(?:respond|answer|reply)\s+(?:to\s+)?my\s+(?:first\s+|next\s+|following\s+"
+        r"|original\s+)?(?:question|prompt|request|query)s?\b",
+    ),
+    (
         "casts the reader in a role",
         r"\b(?:respond|answer|reply|react)\w*\s+(?:to\s+)?(?:every|each|all|any)\s+(?:of\s+)?(?:my\s+"
         r"|your\s+|the\s+)?(?:\w+\s+)?prompts?\b|\b(?:for|to)\s+(?:every|each|all|any)\s+(?:of\s+)?"
@@ -498,6 +511,8 @@ _ANCHORS: list[tuple[str, ...]] = [
     ("regardless", "no matter what", "instructions", "directives"),
     ("been given", "been assigned", "been tasked"),
     ("you to", "simulat", "the role", "the persona", "the identity"),
+    ("you will", "you'll", "you’ll", "you are going", "personality", "persona"),
+    ("my",),
     ("prompt",),
     ('with "', "with “", "with '"),
     (
