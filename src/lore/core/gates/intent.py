@@ -185,6 +185,19 @@ _RULES: list[tuple[str, str]] = [
         r"(?:important\s+|new\s+)?(?:instructions|directives)\W*(?:$|\n)",
     ),
     (
+        # The text before a document is the prompt that read it: it starts "You are".
+        "asks for the hidden prompt",
+        r"(?:above|before|earlier|preceding|previous|prior|first)\b[^.!?\n]{0,80}?\bstart\w*\s+with"
+        r"\s+[\"'“‘]?you\s+are\b|\b(?:repeat|print|output|show|reveal|recite|list|go\s+(?:line\s+by"
+        r"\s+line|through))\b[^.!?\n]{0,40}?\b(?:above|before)\s+this\s+(?:message|line|point|text"
+        r"|prompt|sentence)\b",
+    ),
+    (
+        # A policy file that names the replies a model may not give ("blocked_strings").
+        "redefines the rules",
+        r"\bblocked[_\s-]?(?:strings|responses|modes|phrases|words|outputs)\b",
+    ),
+    (
         "hijacks the task",
         r"\byou(?:['’]ve|\s+have)\s+been\s+(?:given|assigned|tasked\s+with)\s+(?:a|the|this|one|an)"
         r"\s+(?:new\s+|special\s+|secret\s+)?(?:task|mission|job|assignment)",
@@ -509,6 +522,8 @@ _ANCHORS: list[tuple[str, ...]] = [
     (" me",),
     ("for me", "i should", "i could", "i can", "i might", "i would", "i must", "my"),
     ("regardless", "no matter what", "instructions", "directives"),
+    ("you are", "above this", "before this"),
+    ("blocked",),
     ("been given", "been assigned", "been tasked"),
     ("you to", "simulat", "the role", "the persona", "the identity"),
     ("you will", "you'll", "you’ll", "you are going", "personality", "persona"),
