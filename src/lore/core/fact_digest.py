@@ -345,9 +345,11 @@ def fact_digest(
 ) -> str:
     """One line standing for a turn, within `max_tokens`, keeping its facts."""
     asked, wanted = _question(question, max(1, int(max_tokens * _QUESTION_SHARE)))
-    titles = [title for title in (title_of(note) for note in cited[:_MAX_CITED]) if title]
-    notes = _notes(tuple(titles), max_tokens) if titles else ""
-    room = max_tokens - estimate_tokens(f"{asked} → {notes}")
+    notes = ""
+    if cited:
+        titles = [title for title in map(title_of, cited[:_MAX_CITED]) if title]
+        notes = _notes(tuple(titles), max_tokens) if titles else ""
+    room = _room(asked, notes, max_tokens)
     lead = _LEAD.match(answer)
     answer = _without_citations(answer[lead.end() :] if lead else answer)
     answer = answer.replace(_UNVERIFIED, "")
@@ -357,27 +359,38 @@ def fact_digest(
         for found in map(_sentence, map(str.strip, _sentence_pieces(answer)))
         if found is not None
     ]
+    if not sentences:
+        return _joined(asked, "", notes)
     # By weight, the question's words counting most; of equal weight, the earlier first.
     if wanted:
         scores = [-3 * len(wanted.intersection(found.stems)) - found.weight for found in sentences]
     else:
         scores = [-found.weight for found in sentences]
     ranked = sorted(zip(scores, range(len(sentences)), strict=True))
-    chosen: list[int] = []
-    tally = _Tally()
-    for _, index in ranked:
-        sentence = sentences[index]
-        if tally.tokens_with(sentence.size) <= room:
-            tally.add(sentence.size)
+    richest = sentences[ranked[0][1]]
+    characters, words, outside = richest.size
+    if max(-(-characters // 4), -(-words * 13 // 10), outside) > room:
+        # Not even the richest sentence fits whole: its most telling words, then.
+        return _joined(asked, _densest_words(richest, room, wanted), notes)
+    # As many more as fit, the `_Tally` of those chosen written out.
+    chosen = [ranked[0][1]]
+    for _, index in ranked[1:]:
+        size = sentences[index].size
+        after = characters + 1 + size[0]
+        tokens = max(-(-after // 4), -(-(words + size[1]) * 13 // 10), outside + size[2])
+        if tokens <= room:
+            characters = after
+            words += size[1]
+            outside += size[2]
             chosen.append(index)
-        elif not chosen:
-            # Not even the richest sentence fits whole: its most telling words, then.
-            cut = _densest_words(sentence, room, wanted)
-            if cut:
-                return _joined(asked, cut, notes)
-            break
-    facts = " ".join([sentences[index].text for index in sorted(chosen)])
-    return _joined(asked, facts, notes)
+    chosen.sort()
+    return _joined(asked, " ".join([sentences[index].text for index in chosen]), notes)
+
+
+@lru_cache(maxsize=4_096)
+def _room(asked: str, notes: str, max_tokens: int) -> int:
+    """What a digest has left for the answer's facts once its question and notes are in."""
+    return max_tokens - estimate_tokens(f"{asked} → {notes}")
 
 
 @lru_cache(maxsize=4_096)
@@ -391,12 +404,8 @@ def _notes(titles: tuple[str, ...], max_tokens: int) -> str:
 
 
 def _joined(asked: str, facts: str, notes: str) -> str:
-    parts = [asked]
-    if facts:
-        parts.extend(["→", facts])
-    if notes:
-        parts.append(notes)
-    return " ".join(parts)
+    line = f"{asked} → {facts}" if facts else asked
+    return f"{line} {notes}" if notes else line
 
 
 @lru_cache(maxsize=16_384)
@@ -406,8 +415,12 @@ def _line(text: str) -> tuple[int, _Size]:
 
     Summaries of summaries weigh the lines of those below them: a line chosen at one level
     is weighed again at every level above."""
-    tokens = list(map(_token, text.split()))
-    return 2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])), _size(text)
+    found = text.split()
+    tokens = list(map(_token, found))
+    characters = len(text)
+    outside = 0 if text.isascii() else characters - len(text.encode("ascii", "ignore"))
+    density = 2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:]))
+    return density, (characters, len(found), outside)
 
 
 def roll_up(texts: Sequence[str], max_tokens: int) -> str:
@@ -437,16 +450,24 @@ def roll_up(texts: Sequence[str], max_tokens: int) -> str:
     others = sorted((-density[index], index) for index in range(len(lines)) if index not in leads)
     order = [*firsts.values(), *(index for _, index in others)]
     chosen: list[tuple[int, str]] = []
-    tally = _Tally()
+    # The `_Tally` of the lines chosen, written out: this loop runs for every line.
+    characters = -1
+    words = 0
+    outside = 0
     for index in order:
+        if chosen and (13 * (words + 2) > 10 * max_tokens or characters + 4 > 4 * max_tokens):
+            break  # not even a line of two words and three characters ("- x") fits
         size = found[index][1]
-        if tally.tokens_with(size) <= max_tokens:
-            tally.add(size)
+        after = characters + 1 + size[0]
+        if max(-(-after // 4), -(-(words + size[1]) * 13 // 10), outside + size[2]) <= max_tokens:
+            characters = after
+            words += size[1]
+            outside += size[2]
             chosen.append((index, lines[index]))
         elif not chosen:
             cut = _fits(lines[index], max_tokens)
             if cut:
                 chosen = [(index, cut)]
-                tally.add(_size(cut))
+                characters, words, outside = _size(cut)
     chosen.sort()
     return "\n".join(text for _, text in chosen)
