@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import re
 import secrets
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from lore.core.async_runner import AsyncRunner
+from lore.core.compaction_scan import Digest, LiveTurn, read_live, text_of, uncovered_record
 from lore.core.fact_digest import fact_digest, roll_up
-from lore.core.history import HistoryStore
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
@@ -143,12 +141,12 @@ def _cut_words(text: str, max_tokens: int) -> str:
 def turn_digest(record: dict[str, Any], limit_chars: int) -> str:
     """One line standing for a turn: its question and the lead of its answer."""
     # Nothing past `limit_chars` of either text can reach the digest: never scan the rest.
-    question = " ".join(_text(record, "question")[:limit_chars].split())
+    question = " ".join(text_of(record, "question")[:limit_chars].split())
     # The question keeps at most two fifths of the line, so the answer is never crowded out.
     room = max(24, limit_chars * 2 // 5)
     if len(question) > room:
         question = question[:room].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
-    answer = " ".join(_text(record, "answer")[:limit_chars].split())
+    answer = " ".join(text_of(record, "answer")[:limit_chars].split())
     if "[" in answer:
         answer = _CITATION.sub("", answer)
     lead = " ".join(_SENTENCE_END.split(answer, maxsplit=2)[:2])
@@ -159,11 +157,6 @@ def turn_digest(record: dict[str, Any], limit_chars: int) -> str:
     if len(digest) > limit_chars:
         digest = digest[: limit_chars - 3].rsplit(" ", 1)[0].rstrip(" .…") + "..."
     return digest
-
-
-def _text(record: dict[str, Any], key: str) -> str:
-    value = record.get(key)
-    return value if isinstance(value, str) else str(value or "")
 
 
 class ExtractiveSummariser:
@@ -177,31 +170,45 @@ class ExtractiveSummariser:
         return roll_up(texts, max_tokens)
 
 
-def _fact_digester(vault: Vault, max_tokens: int) -> Digest:
+class _FactDigester:
     """Fact digests of turns, naming the notes each cited by title (looked up once each)."""
-    titles: dict[str, str | None] = {}
-    # A vault without notes names none: its turns' citations are not looked up one by one.
-    no_notes = vault.index.note_count() == 0
 
-    def title_of(note_id: str) -> str | None:
-        if no_notes:
-            return None
-        if note_id not in titles:
-            found = vault.index.lookup(id=note_id)
-            titles[note_id] = str(found[0].get("title", "")) if found else None
-        return titles[note_id]
+    def __init__(self, vault: Vault, max_tokens: int) -> None:
+        self.index = vault.index
+        self.max_tokens = max_tokens
+        self.titles: dict[str, str | None] = {}
+        # A vault without notes names none: its turns' citations are not looked up at all.
+        self.every_title_known = self.index.note_count() == 0
 
-    def digest(record: dict[str, Any]) -> str:
+    def look_up_all(self) -> None:
+        """Every note's title at once, so that no digest reads the index again: as one made
+        in a forked process must not, sharing this process's open files."""
+        if self.every_title_known:
+            return
+        titles: dict[str, str | None] = {}
+        for fields in self.index.all_documents():
+            # As `lookup` finds them: the first note with the id.
+            titles.setdefault(str(fields.get("id", "")), str(fields.get("title", "")))
+        self.titles = titles
+        self.every_title_known = True
+
+    def title_of(self, note_id: str) -> str | None:
+        if note_id not in self.titles:
+            if self.every_title_known:
+                return None
+            found = self.index.lookup(id=note_id)
+            self.titles[note_id] = str(found[0].get("title", "")) if found else None
+        return self.titles[note_id]
+
+    def __call__(self, record: dict[str, Any]) -> str:
         cited = record.get("cited")
         return fact_digest(
-            _text(record, "question")[:_FACT_SCAN_CHARS],
-            _text(record, "answer")[:_FACT_SCAN_CHARS],
+            text_of(record, "question")[:_FACT_SCAN_CHARS],
+            text_of(record, "answer")[:_FACT_SCAN_CHARS],
             [str(note) for note in cited] if isinstance(cited, list) else [],
-            max_tokens,
-            title_of,
+            self.max_tokens,
+            self.title_of,
         )
-
-    return digest
 
 
 def _share_out(parts: list[str], max_tokens: int, bullet: str = "") -> str:
@@ -270,74 +277,6 @@ class ProviderSummariser:
         return trim_to_tokens(text, max_tokens)
 
 
-# -- reading the live turns -----------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _LiveTurn:
-    id: str
-    ok: bool
-    tokens: int
-    end: int
-    digest: str
-
-
-Digest = Callable[[dict[str, Any]], str]
-
-
-def _scan_live(
-    history: HistoryStore, start: int, covered: set[str] | None
-) -> Iterator[tuple[_LiveTurn, dict[str, Any]]]:
-    """Each live turn with only what compaction needs, and the record it was read from."""
-    for position, raw in history.iter_lines_from(start):
-        if not raw.endswith(b"\n"):
-            continue  # a torn last line: never compact past it
-        record = _uncovered_record(raw, covered)
-        if record is None:
-            continue
-        turn = _LiveTurn(
-            id=record["id"],
-            ok=record.get("status", "ok") == "ok",
-            tokens=estimate_tokens(_text(record, "question"))
-            + estimate_tokens(_text(record, "answer")),
-            end=position + len(raw),
-            digest="",
-        )
-        yield turn, record
-
-
-def _read_live(
-    history: HistoryStore,
-    start: int,
-    covered: set[str] | None,
-    digest: Digest,
-    threshold_tokens: int,
-) -> list[_LiveTurn]:
-    """The live turns, oldest first; once they pass the threshold, each answered one with
-    its digest.
-
-    History is read once. Until the turns read pass the threshold nothing may be compacted,
-    so their records wait (at most the threshold's worth); past it every answered turn is
-    digested as it is read, and only the few newest, which stay live, in vain.
-    """
-    live: list[_LiveTurn] = []
-    waiting: list[tuple[_LiveTurn, dict[str, Any]]] = []
-    total = 0
-    for turn, record in _scan_live(history, start, covered):
-        live.append(turn)
-        total += turn.tokens
-        if not turn.ok:
-            continue  # only answered turns are summarised
-        if total <= threshold_tokens:
-            waiting.append((turn, record))
-            continue
-        for held, held_record in waiting:
-            held.digest = digest(held_record)
-        waiting.clear()
-        turn.digest = digest(record)
-    return live
-
-
 # -- the plan ---------------------------------------------------------------------------------
 
 
@@ -364,7 +303,7 @@ class _Planner:
         self.written.append(entry)
         return entry
 
-    def cover_turns(self, batch: list[_LiveTurn]) -> MemoryEntry:
+    def cover_turns(self, batch: list[LiveTurn]) -> MemoryEntry:
         summarised = [turn.digest for turn in batch if turn.ok]
         excluded = [turn.id for turn in batch if not turn.ok]
         if summarised:
@@ -502,11 +441,17 @@ def _plan(
         def digest(record: dict[str, Any]) -> str:
             return turn_digest(record, _PROVIDER_DIGEST_CHARS)
 
+        def before_fork() -> None:
+            pass  # these digests read nothing but the record
+
     else:
         # Offline, each turn keeps its facts in an equal share of its entry.
         entry_tokens = max(entry_tokens, FACT_TOKENS_PER_TURN * settings.memory_fanout)
-        digest = _fact_digester(vault, entry_tokens // settings.memory_fanout - 1)
-    live = _read_live(store.history, start, covered, digest, settings.compact_threshold_tokens)
+        digester = _FactDigester(vault, entry_tokens // settings.memory_fanout - 1)
+        digest, before_fork = digester, digester.look_up_all
+    live = read_live(
+        store.history, start, covered, digest, settings.compact_threshold_tokens, before_fork
+    )
     report.live_turns_before = report.live_turns_after = len(live)
     report.live_tokens_before = report.live_tokens_after = sum(t.tokens for t in live)
     report.memory_tokens_after = report.memory_tokens_before
@@ -569,11 +514,11 @@ def compaction_due(vault: Vault) -> bool:
     start, covered = store.live_start()
     total = 0
     for _, raw in store.history.iter_lines_backwards(start):
-        record = _uncovered_record(raw, covered)
+        record = uncovered_record(raw, covered)
         if record is None:
             continue
-        total += estimate_tokens(_text(record, "question")) + estimate_tokens(
-            _text(record, "answer")
+        total += estimate_tokens(text_of(record, "question")) + estimate_tokens(
+            text_of(record, "answer")
         )
         if total > threshold:
             return True
@@ -590,16 +535,3 @@ def compact_if_due(vault: Vault, *, provider: Provider | None = None) -> Compact
         return None
     report = compact(vault, provider=provider)
     return report if report.compacted else None
-
-
-def _uncovered_record(raw: bytes, covered: set[str] | None) -> dict[str, Any] | None:
-    """The turn record on a history line, or None for garbage or a turn memory already covers."""
-    try:
-        record = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return None
-    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
-        return None
-    if covered is not None and record["id"] in covered:
-        return None
-    return record

@@ -1,0 +1,290 @@
+"""Reading the live turns for compaction: what each costs, and the digest of each answered one.
+
+A long backlog is read in two processes when a second core stands idle: this one reads the
+first half of the live lines while a forked copy of it reads the second, and the two lists
+are joined in order. Digests are pure functions of their records, so the turns and digests
+are the very ones one process would make. Whenever the second process cannot start, fails
+or does not answer in time, this one reads its half too: nothing is lost, and nothing is
+counted twice. The copy is killed with this process, so it never holds the vault lock
+after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import select
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from lore.core.history import HistoryStore
+from lore.core.tokens import estimate_tokens
+
+Digest = Callable[[dict[str, Any]], str]
+
+# Below this many bytes of live history (about 2,000 turns) one process is done before a
+# second would have started.
+TWO_PROCESS_BYTES = 2 << 20
+# The second process is given at least this long to answer, and at least this many times
+# what this process took for its own half.
+_ANSWER_SECONDS = 60.0
+_ANSWER_FACTOR = 4.0
+
+
+@dataclass(slots=True)
+class LiveTurn:
+    id: str
+    ok: bool
+    tokens: int
+    # The byte offset just after its line.
+    end: int
+    digest: str
+
+
+def uncovered_record(raw: bytes, covered: set[str] | None) -> dict[str, Any] | None:
+    """The turn record on a history line, or None for garbage or a turn memory already covers."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        return None
+    if covered is not None and record["id"] in covered:
+        return None
+    return record
+
+
+def text_of(record: dict[str, Any], key: str) -> str:
+    value = record.get(key)
+    return value if isinstance(value, str) else str(value or "")
+
+
+def _scan(
+    history: HistoryStore, start: int, stop: int | None, covered: set[str] | None
+) -> Iterator[tuple[LiveTurn, dict[str, Any]]]:
+    """Each live turn on the lines from `start` to `stop` (a line start, or the end), with
+    only what compaction needs, and the record it was read from."""
+    for position, raw in history.iter_lines_from(start):
+        if stop is not None and position >= stop:
+            return
+        if not raw.endswith(b"\n"):
+            continue  # a torn last line: never compact past it
+        record = uncovered_record(raw, covered)
+        if record is None:
+            continue
+        turn = LiveTurn(
+            id=record["id"],
+            ok=record.get("status", "ok") == "ok",
+            tokens=estimate_tokens(text_of(record, "question"))
+            + estimate_tokens(text_of(record, "answer")),
+            end=position + len(raw),
+            digest="",
+        )
+        yield turn, record
+
+
+def read_live(
+    history: HistoryStore,
+    start: int,
+    covered: set[str] | None,
+    digest: Digest,
+    threshold_tokens: int,
+    before_fork: Callable[[], None] | None = None,
+) -> list[LiveTurn]:
+    """The live turns, oldest first; once they pass the threshold, each answered one with
+    its digest.
+
+    History is read once. Until the turns read pass the threshold nothing may be compacted,
+    so their records wait (at most the threshold's worth); past it every answered turn is
+    digested as it is read, and only the few newest, which stay live, in vain.
+
+    `before_fork`, when given, makes `digest` fit for a forked process (one that must not
+    share this one's open index, say); without it the turns are read here only. A backlog
+    long enough to be read in two processes is digested whole: it is far past any
+    threshold.
+    """
+    if before_fork is not None and history.size() - start >= TWO_PROCESS_BYTES and _can_fork():
+        found = _read_in_two(history, start, covered, digest, before_fork)
+        if found is not None:
+            return found
+    live: list[LiveTurn] = []
+    waiting: list[tuple[LiveTurn, dict[str, Any]]] = []
+    total = 0
+    for turn, record in _scan(history, start, None, covered):
+        live.append(turn)
+        total += turn.tokens
+        if not turn.ok:
+            continue  # only answered turns are summarised
+        if total <= threshold_tokens:
+            waiting.append((turn, record))
+            continue
+        for held, held_record in waiting:
+            held.digest = digest(held_record)
+        waiting.clear()
+        turn.digest = digest(record)
+    return live
+
+
+def _digested(
+    history: HistoryStore, start: int, stop: int | None, covered: set[str] | None, digest: Digest
+) -> list[LiveTurn]:
+    """The live turns from `start` to `stop`, each answered one with its digest."""
+    live = []
+    for turn, record in _scan(history, start, stop, covered):
+        if turn.ok:
+            turn.digest = digest(record)
+        live.append(turn)
+    return live
+
+
+# -- two processes ----------------------------------------------------------------------------
+
+
+def _can_fork() -> bool:
+    """Whether a second process may be forked, and has a core to itself now.
+
+    Only a process with one thread is forked: another thread could hold a lock the copy
+    would wait on forever. And only onto a core no other work holds: when other work keeps
+    the cores busy, the scheduler gives this user's processes no more time for being two,
+    and the second only adds its start and its answer to the time taken.
+    """
+    if not hasattr(os, "fork") or not hasattr(os, "sched_getaffinity"):
+        return False
+    cores = len(os.sched_getaffinity(0))
+    return cores >= 2 and threading.active_count() == 1 and _runnable() < cores
+
+
+def _runnable(looks: int = 3) -> int:
+    """The tasks ready to run this moment, this one among them: the fewest of a few looks
+    at /proc/loadavg, so a task that runs for an instant does not count. 1 if unknown."""
+    fewest: int | None = None
+    for look in range(looks):
+        if look:
+            time.sleep(0.005)
+        try:
+            with open("/proc/loadavg", encoding="ascii") as handle:
+                running = int(handle.read().split()[3].split("/")[0])
+        except (OSError, ValueError, IndexError):
+            return 1
+        fewest = running if fewest is None else min(fewest, running)
+    return fewest or 1
+
+
+def _read_in_two(
+    history: HistoryStore,
+    start: int,
+    covered: set[str] | None,
+    digest: Digest,
+    before_fork: Callable[[], None],
+) -> list[LiveTurn] | None:
+    """The live turns from `start`, digested, read in this process and a forked one; None
+    when there is no second line to start the other half at, or no process to read it."""
+    middle = _line_start_after(history, start + (history.size() - start) // 2)
+    if middle is None:
+        return None
+    before_fork()
+    parent = os.getpid()
+    try:
+        reader, writer = os.pipe()
+    except OSError:
+        return None
+    try:
+        child = os.fork()
+    except OSError:
+        os.close(reader)
+        os.close(writer)
+        return None
+    if child == 0:
+        # The copy never returns: it sends the second half and exits, running no cleanup
+        # of the first process's (no buffers flushed, no lock let go, no file removed).
+        code = 1
+        try:
+            os.close(reader)
+            if _dies_with(parent):
+                _send(writer, _digested(history, middle, None, covered, digest))
+                code = 0
+        finally:
+            os._exit(code)
+    os.close(writer)
+    try:
+        begun = time.monotonic()
+        first = _digested(history, start, middle, covered, digest)
+        wait = max(_ANSWER_SECONDS, _ANSWER_FACTOR * (time.monotonic() - begun))
+        second = _received(reader, wait)
+    finally:
+        os.close(reader)
+        _end(child)
+    if second is None:
+        # The other process failed: this one reads its half after all.
+        second = _digested(history, middle, None, covered, digest)
+    first.extend(second)
+    return first
+
+
+def _line_start_after(history: HistoryStore, offset: int) -> int | None:
+    """The start of the first whole line after `offset`, if a line starts there."""
+    for position, raw in history.iter_lines_from(offset):
+        if raw.endswith(b"\n"):
+            after = position + len(raw)
+            return after if after < history.size() else None
+        return None
+    return None
+
+
+def _dies_with(parent: int) -> bool:
+    """In the copy: whether it will be killed when `parent` dies, so that it can never
+    outlive it holding the vault lock the two share."""
+    try:
+        import ctypes
+
+        # prctl(PR_SET_PDEATHSIG, SIGKILL)
+        if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    return os.getppid() == parent
+
+
+def _send(writer: int, turns: list[LiveTurn]) -> None:
+    """The turns as plain tuples, pickled after their length, written whole to `writer`."""
+    rows = [(turn.id, turn.ok, turn.tokens, turn.end, turn.digest) for turn in turns]
+    data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(len(data).to_bytes(8, "big") + data)
+    while view:
+        view = view[os.write(writer, view) :]
+
+
+def _received(reader: int, wait: float) -> list[LiveTurn] | None:
+    """What the other process sent, or None if it sent nothing whole within `wait` seconds."""
+    deadline = time.monotonic() + wait
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([reader], [], [], left)[0]:
+            return None
+        chunk = os.read(reader, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    data = memoryview(b"".join(chunks))
+    if len(data) < 8 or int.from_bytes(data[:8], "big") != len(data) - 8:
+        return None  # it stopped part way
+    try:
+        return [LiveTurn(*row) for row in pickle.loads(data[8:])]
+    except Exception:
+        return None  # not what `_send` writes
+
+
+def _end(child: int) -> None:
+    """The other process, ended if it has not ended itself, and reaped."""
+    try:
+        if os.waitpid(child, os.WNOHANG) == (0, 0):
+            os.kill(child, signal.SIGKILL)
+            os.waitpid(child, 0)
+    except ChildProcessError:
+        pass

@@ -1,0 +1,235 @@
+"""A long backlog is read in two processes, and the turns and digests are the very ones one
+process makes, whatever happens to the second process."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import random
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from history_helpers import assert_every_turn_accounted_for, bulk_append, configure, random_turn
+from lore.core import compaction_scan
+from lore.core.compaction import _FactDigester, compact
+from lore.core.compaction_scan import LiveTurn, read_live
+from lore.core.history import HistoryStore
+from lore.core.memory import MemoryStore
+from lore.core.vault import Vault
+
+
+def _write_history(vault: Vault, count: int, seed: int = 3, cite: list[str] | None = None) -> None:
+    rng = random.Random(seed)
+    turns = [random_turn(rng, number) for number in range(count)]
+    for turn in turns:
+        turn.cited = rng.sample(cite, min(len(cite), rng.randint(0, 3))) if cite else []
+    half = count // 2
+    bulk_append(vault, turns[:half])
+    with open(vault.layout.history, "ab") as handle:
+        handle.write(b"not json at all\n[1, 2]\n")
+    bulk_append(vault, turns[half:])
+    with open(vault.layout.history, "ab") as handle:
+        handle.write(b'{"v": 1, "id": "torn')
+
+
+def _read(vault: Vault, *, two: bool) -> list[LiveTurn]:
+    """Every live turn with its digest, as one process or two read them."""
+    digester = _FactDigester(vault, 23)
+    return read_live(
+        HistoryStore(vault), 0, None, digester, 0, digester.look_up_all if two else None
+    )
+
+
+@pytest.fixture
+def forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any history is read in two processes, whatever the machine and its threads."""
+    monkeypatch.setattr(compaction_scan, "TWO_PROCESS_BYTES", 0)
+    monkeypatch.setattr(compaction_scan, "_can_fork", lambda: True)
+
+
+@pytest.mark.usefixtures("forking")
+def test_two_processes_read_the_same_turns_and_digests_as_one(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_history(vault, 240)
+    alone = _read(vault, two=False)
+    assert len(alone) == 240 and any(turn.digest for turn in alone)
+    sent: list[list[LiveTurn] | None] = []
+    received = compaction_scan._received
+
+    def spy(*args: object) -> list[LiveTurn] | None:
+        sent.append(received(*args))  # type: ignore[arg-type]
+        return sent[-1]
+
+    monkeypatch.setattr(compaction_scan, "_received", spy)
+    assert _read(vault, two=True) == alone
+    # The second half came from the other process.
+    assert sent and sent[0] == alone[-len(sent[0]) :] and 100 < len(sent[0]) < 140
+
+
+@pytest.mark.usefixtures("forking")
+def test_histories_of_a_line_or_two_are_read_whole(vault: Vault) -> None:
+    for count in (1, 2, 3):
+        vault.layout.history.unlink(missing_ok=True)
+        bulk_append(vault, [random_turn(random.Random(count), n) for n in range(count)])
+        assert _read(vault, two=True) == _read(vault, two=False)
+        assert len(_read(vault, two=True)) == count
+
+
+@pytest.mark.usefixtures("forking")
+def test_cited_notes_are_named_alike_in_both_processes(sample_vault: Vault) -> None:
+    ids = [str(fields["id"]) for fields in sample_vault.index.all_documents()]
+    assert ids
+    _write_history(sample_vault, 120, cite=[*ids[:6], "no-such-note"])
+    alone = _read(sample_vault, two=False)
+    assert any("(notes: " in turn.digest for turn in alone)
+    assert _read(sample_vault, two=True) == alone
+
+
+@pytest.mark.usefixtures("forking")
+def test_a_second_process_that_cannot_start_leaves_the_reading_to_this_one(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_history(vault, 80)
+    alone = _read(vault, two=False)
+
+    def cannot_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", cannot_fork)
+    assert _read(vault, two=True) == alone
+
+
+def _exits(writer: int, turns: list[LiveTurn]) -> None:
+    os._exit(3)
+
+
+def _raises(writer: int, turns: list[LiveTurn]) -> None:
+    raise MemoryError
+
+
+def _stops_part_way(writer: int, turns: list[LiveTurn]) -> None:
+    data = pickle.dumps([(turn.id, turn.ok, turn.tokens, turn.end, turn.digest) for turn in turns])
+    os.write(writer, len(data).to_bytes(8, "big") + data[: len(data) // 2])
+
+
+def _answers_nonsense(writer: int, turns: list[LiveTurn]) -> None:
+    data = pickle.dumps([("only an id",)])
+    os.write(writer, len(data).to_bytes(8, "big") + data)
+
+
+def _cannot_die_with_its_parent(parent: int) -> bool:
+    return False
+
+
+@pytest.mark.usefixtures("forking")
+@pytest.mark.parametrize("send", [_exits, _raises, _stops_part_way, _answers_nonsense])
+def test_a_second_process_that_fails_loses_no_turn(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, send: object
+) -> None:
+    _write_history(vault, 80)
+    alone = _read(vault, two=False)
+    monkeypatch.setattr(compaction_scan, "_send", send)
+    assert _read(vault, two=True) == alone
+
+
+@pytest.mark.usefixtures("forking")
+def test_a_second_process_that_could_outlive_this_one_reads_nothing(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_history(vault, 80)
+    alone = _read(vault, two=False)
+    monkeypatch.setattr(compaction_scan, "_dies_with", _cannot_die_with_its_parent)
+    assert _read(vault, two=True) == alone
+
+
+def _hangs(writer: int, turns: list[LiveTurn]) -> None:
+    time.sleep(60)
+
+
+@pytest.mark.usefixtures("forking")
+def test_a_second_process_that_never_answers_is_stopped(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_history(vault, 80)
+    alone = _read(vault, two=False)
+    monkeypatch.setattr(compaction_scan, "_send", _hangs)
+    monkeypatch.setattr(compaction_scan, "_ANSWER_SECONDS", 0.3)
+    monkeypatch.setattr(compaction_scan, "_ANSWER_FACTOR", 0.0)
+    started = time.monotonic()
+    assert _read(vault, two=True) == alone
+    assert time.monotonic() - started < 20
+
+
+def _archive(vault: Vault) -> dict[str, object]:
+    data = json.loads((vault.layout.memory / "memory.json").read_text(encoding="utf-8"))
+    data.pop("updated")
+    for entry in data["entries"]:
+        entry.pop("created")
+    return data
+
+
+def test_compaction_in_two_processes_writes_the_archive_one_would(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(vault, threshold=400, keep=5, budget=300, fanout=4)
+    _write_history(vault, 300)
+    copy = tmp_path / "copy"
+    shutil.copytree(vault.root, copy)
+    alone = compact(vault)
+    monkeypatch.setattr(compaction_scan, "TWO_PROCESS_BYTES", 0)
+    monkeypatch.setattr(compaction_scan, "_can_fork", lambda: True)
+    other = Vault.open(copy)
+    try:
+        configure(other, threshold=400, keep=5, budget=300, fanout=4)
+        both = compact(other)
+        assert both.to_dict()["levels"] == alone.to_dict()["levels"]
+        assert both.turns_covered == alone.turns_covered == 295
+        assert _archive(other) == _archive(vault)
+        assert_every_turn_accounted_for(other)
+    finally:
+        other.close()
+    assert MemoryStore(vault).problem is None
+
+
+def test_short_histories_and_threaded_processes_are_read_in_one(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_fork(*args: object, **kwargs: object) -> None:
+        raise AssertionError("no second process was wanted")
+
+    monkeypatch.setattr(compaction_scan, "_read_in_two", no_fork)
+    _write_history(vault, 40)
+    assert len(_read(vault, two=True)) == 40
+    monkeypatch.setattr(compaction_scan, "TWO_PROCESS_BYTES", 0)
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)
+    helper.start()
+    try:
+        assert len(_read(vault, two=True)) == 40
+    finally:
+        stop.set()
+        helper.join()
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="cores are counted on Linux")
+@pytest.mark.parametrize(
+    ("cores", "threads", "runnable", "forks"),
+    [(2, 1, 1, True), (2, 1, 2, False), (1, 1, 1, False), (2, 2, 1, False), (8, 1, 5, True)],
+)
+def test_a_second_process_is_started_only_onto_a_free_core_from_one_thread(
+    monkeypatch: pytest.MonkeyPatch, cores: int, threads: int, runnable: int, forks: bool
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    monkeypatch.setattr(threading, "active_count", lambda: threads)
+    monkeypatch.setattr(compaction_scan, "_runnable", lambda: runnable)
+    assert compaction_scan._can_fork() is forks
+
+
+def test_the_tasks_ready_to_run_include_this_one() -> None:
+    assert compaction_scan._runnable(looks=2) >= 1
