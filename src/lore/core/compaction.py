@@ -304,8 +304,8 @@ class _Planner:
         return entry
 
     def cover_turns(self, batch: list[LiveTurn]) -> MemoryEntry:
-        summarised = [turn.digest for turn in batch if turn.ok]
-        excluded = [turn.id for turn in batch if not turn.ok]
+        summarised = [digest for _, ok, _, _, digest in batch if ok]
+        excluded = [turn_id for turn_id, ok, _, _, _ in batch if not ok]
         if summarised:
             text = self.summariser.summarise_turns(summarised, self.entry_tokens)
         else:
@@ -316,11 +316,11 @@ class _Planner:
                 id=self._new_id(1),
                 level=1,
                 text=text,
-                covers=[turn.id for turn in batch],
+                covers=[turn_id for turn_id, _, _, _, _ in batch],
                 tokens=estimate_tokens(text),
                 created=self.now,
-                first_turn=batch[0].id,
-                last_turn=batch[-1].id,
+                first_turn=batch[0][0],
+                last_turn=batch[-1][0],
                 turn_count=len(batch),
                 excluded=excluded,
             )
@@ -453,7 +453,9 @@ def _plan(
         store.history, start, covered, digest, settings.compact_threshold_tokens, before_fork
     )
     report.live_turns_before = report.live_turns_after = len(live)
-    report.live_tokens_before = report.live_tokens_after = sum(t.tokens for t in live)
+    report.live_tokens_before = report.live_tokens_after = sum(
+        tokens for _, _, tokens, _, _ in live
+    )
     report.memory_tokens_after = report.memory_tokens_before
     report.levels = _level_counts(state.entries)
     if report.live_tokens_before <= settings.compact_threshold_tokens:
@@ -477,14 +479,14 @@ def _plan(
         if isinstance(summariser, ProviderSummariser):
             summariser.close()
 
-    last = to_cover[-1]
+    last_id, _, _, last_end, _ = to_cover[-1]
     kept = live[len(to_cover) :]
     report.compacted = True
     report.turns_covered = len(to_cover)
-    report.watermark_after = last.id
+    report.watermark_after = last_id
     report.entries_written = planner.written
     report.live_turns_after = len(kept)
-    report.live_tokens_after = sum(t.tokens for t in kept)
+    report.live_tokens_after = sum(tokens for _, _, tokens, _, _ in kept)
     report.memory_tokens_after = sum(e.tokens for e in frontier_of(planner.entries))
     report.levels = _level_counts(planner.entries)
     verb = "would cover" if dry_run else "covered"
@@ -493,7 +495,7 @@ def _plan(
         f"{len(kept)} recent turns stay live"
     )
     new_state = MemoryState(
-        watermark=last.id, watermark_offset=last.end, updated=planner.now, entries=planner.entries
+        watermark=last_id, watermark_offset=last_end, updated=planner.now, entries=planner.entries
     )
     return report, new_state
 

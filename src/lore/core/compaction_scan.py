@@ -19,7 +19,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from lore.core.history import HistoryStore
@@ -36,14 +35,11 @@ _ANSWER_SECONDS = 60.0
 _ANSWER_FACTOR = 4.0
 
 
-@dataclass(slots=True)
-class LiveTurn:
-    id: str
-    ok: bool
-    tokens: int
-    # The byte offset just after its line.
-    end: int
-    digest: str
+# A live turn as compaction needs it: (id, answered, tokens, end, digest), where `end` is the
+# byte offset just after its line and `digest` is "" until it is digested. A plain tuple of
+# plain values, as the garbage collector stops looking at those, and a long backlog holds
+# 100,000s of them.
+LiveTurn = tuple[str, bool, int, int, str]
 
 
 def uncovered_record(raw: bytes, covered: set[str] | None) -> dict[str, Any] | None:
@@ -68,7 +64,7 @@ def _scan(
     history: HistoryStore, start: int, stop: int | None, covered: set[str] | None
 ) -> Iterator[tuple[LiveTurn, dict[str, Any]]]:
     """Each live turn on the lines from `start` to `stop` (a line start, or the end), with
-    only what compaction needs, and the record it was read from."""
+    only what compaction needs and no digest yet, and the record it was read from."""
     for position, raw in history.iter_lines_from(start):
         if stop is not None and position >= stop:
             return
@@ -77,15 +73,10 @@ def _scan(
         record = uncovered_record(raw, covered)
         if record is None:
             continue
-        turn = LiveTurn(
-            id=record["id"],
-            ok=record.get("status", "ok") == "ok",
-            tokens=estimate_tokens(text_of(record, "question"))
-            + estimate_tokens(text_of(record, "answer")),
-            end=position + len(raw),
-            digest="",
-        )
-        yield turn, record
+        tokens = estimate_tokens(text_of(record, "question"))
+        tokens += estimate_tokens(text_of(record, "answer"))
+        ok = record.get("status", "ok") == "ok"
+        yield (record["id"], ok, tokens, position + len(raw), ""), record
 
 
 def read_live(
@@ -113,20 +104,21 @@ def read_live(
         if found is not None:
             return found
     live: list[LiveTurn] = []
-    waiting: list[tuple[LiveTurn, dict[str, Any]]] = []
+    # Where in `live` the answered turns read before the threshold are, and their records.
+    waiting: list[tuple[int, dict[str, Any]]] = []
     total = 0
     for turn, record in _scan(history, start, None, covered):
+        turn_id, ok, tokens, end, _ = turn
+        total += tokens
+        if ok:  # only answered turns are summarised
+            if total <= threshold_tokens:
+                waiting.append((len(live), record))
+            else:
+                for index, held in waiting:
+                    live[index] = (*live[index][:4], digest(held))
+                waiting.clear()
+                turn = (turn_id, ok, tokens, end, digest(record))
         live.append(turn)
-        total += turn.tokens
-        if not turn.ok:
-            continue  # only answered turns are summarised
-        if total <= threshold_tokens:
-            waiting.append((turn, record))
-            continue
-        for held, held_record in waiting:
-            held.digest = digest(held_record)
-        waiting.clear()
-        turn.digest = digest(record)
     return live
 
 
@@ -134,12 +126,10 @@ def _digested(
     history: HistoryStore, start: int, stop: int | None, covered: set[str] | None, digest: Digest
 ) -> list[LiveTurn]:
     """The live turns from `start` to `stop`, each answered one with its digest."""
-    live = []
-    for turn, record in _scan(history, start, stop, covered):
-        if turn.ok:
-            turn.digest = digest(record)
-        live.append(turn)
-    return live
+    return [
+        (turn[0], True, turn[2], turn[3], digest(record)) if turn[1] else turn
+        for turn, record in _scan(history, start, stop, covered)
+    ]
 
 
 # -- two processes ----------------------------------------------------------------------------
@@ -251,9 +241,8 @@ def _dies_with(parent: int) -> bool:
 
 
 def _send(writer: int, turns: list[LiveTurn]) -> None:
-    """The turns as plain tuples, pickled after their length, written whole to `writer`."""
-    rows = [(turn.id, turn.ok, turn.tokens, turn.end, turn.digest) for turn in turns]
-    data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+    """The turns, pickled after their length, written whole to `writer`."""
+    data = pickle.dumps(turns, protocol=pickle.HIGHEST_PROTOCOL)
     view = memoryview(len(data).to_bytes(8, "big") + data)
     while view:
         view = view[os.write(writer, view) :]
@@ -275,9 +264,20 @@ def _received(reader: int, wait: float) -> list[LiveTurn] | None:
     if len(data) < 8 or int.from_bytes(data[:8], "big") != len(data) - 8:
         return None  # it stopped part way
     try:
-        return [LiveTurn(*row) for row in pickle.loads(data[8:])]
+        turns = pickle.loads(data[8:])
     except Exception:
         return None  # not what `_send` writes
+    if not isinstance(turns, list) or not all(map(_is_live_turn, turns)):
+        return None
+    return turns
+
+
+def _is_live_turn(turn: object) -> bool:
+    return (
+        type(turn) is tuple
+        and len(turn) == 5
+        and all(map(isinstance, turn, (str, bool, int, int, str)))
+    )
 
 
 def _end(child: int) -> None:

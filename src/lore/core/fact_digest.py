@@ -91,8 +91,8 @@ class _Token(NamedTuple):
     capital: bool
     # The stems of its words, of those that are not stopwords, and the stem and capital of
     # the token without its edges.
-    stems: frozenset[str]
-    content_stems: frozenset[str]
+    stems: tuple[str, ...]
+    content_stems: tuple[str, ...]
     bare_stem: str
     bare_capital: bool
     # Where `_densest_words` ranks it when it is not one of the question's words.
@@ -118,7 +118,8 @@ def _token(text: str) -> _Token:
     lowered = bare.lower()
     characters, _, outside = _size(text)
     found = words(text)
-    stems = frozenset(map(_stem, found))
+    # Each once, in tuples: a token holds nothing the garbage collector must keep looking at.
+    stems = tuple(set(map(_stem, found)))
     content = [word for word in found if word not in STOPWORDS]
     digit = _has_digit(text)
     bare_capital = bare[:1].isupper()
@@ -130,7 +131,7 @@ def _token(text: str) -> _Token:
         digit=digit,
         capital=text[:1].isupper(),
         stems=stems,
-        content_stems=stems if len(content) == len(found) else frozenset(map(_stem, content)),
+        content_stems=stems if len(content) == len(found) else tuple(set(map(_stem, content))),
         bare_stem=_stem(lowered),
         bare_capital=bare_capital,
         rank=_NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
