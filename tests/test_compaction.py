@@ -67,6 +67,19 @@ def test_summaries_carry_the_substance_of_the_turns(vault: Vault) -> None:
     assert entry.tokens == estimate_tokens(entry.text)
 
 
+def test_an_offline_compaction_lets_go_of_the_sentences_it_read(vault: Vault) -> None:
+    # A long history's sentences fill the digests' caches: kept, they would stay in memory.
+    from lore.core import fact_digest
+
+    configure(vault, threshold=10, keep=0, budget=10_000, fanout=8)
+    rng = random.Random(4)
+    bulk_append(vault, [random_turn(rng, number) for number in range(40)])
+    compact(vault)
+    assert MemoryStore(vault).levels()[1]
+    assert fact_digest._sentence.cache_info().currsize == 0
+    assert fact_digest._token.cache_info().currsize == 0
+
+
 def test_cancelled_and_failed_turns_are_covered_but_not_summarised(vault: Vault) -> None:
     configure(vault, threshold=10, keep=0, budget=10_000, fanout=8)
     history = HistoryStore(vault)

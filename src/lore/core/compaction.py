@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from lore.core.async_runner import AsyncRunner
 from lore.core.compaction_scan import Digest, LiveTurn, read_live, text_of, uncovered_record
-from lore.core.fact_digest import fact_digest, roll_up
+from lore.core.fact_digest import fact_digest, forget_words, roll_up
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
@@ -478,6 +478,8 @@ def _plan(
     finally:
         if isinstance(summariser, ProviderSummariser):
             summariser.close()
+        if provider is None:
+            forget_words()
 
     last_id, _, _, last_end, _ = to_cover[-1]
     kept = live[len(to_cover) :]

@@ -118,7 +118,8 @@ def _token(text: str) -> _Token:
     lowered = bare.lower()
     characters, _, outside = _size(text)
     found = words(text)
-    # Each once, in tuples: a token holds nothing the garbage collector must keep looking at.
+    # Each once, in a tuple: the garbage collector soon stops looking at a tuple of strings,
+    # where a set stays in its view.
     stems = tuple(set(map(_stem, found)))
     content = [word for word in found if word not in STOPWORDS]
     digit = _has_digit(text)
@@ -199,9 +200,11 @@ class _Sentence(NamedTuple):
     weight: int
     # The stems of its tokens' words, each once, for the words it shares with the question.
     stems: tuple[str, ...]
-    # The rank of each token in `_densest_words` and the stem of each without its edges;
-    # when none of those is the question's, the positions in the order it tries them, and
-    # what that order keeps within each limit asked so far.
+    # For `_densest_words`: each token's text, characters, rank and stem without its edges;
+    # when none of those stems is the question's, the positions in the order it tries them,
+    # and what that order keeps within each limit asked so far.
+    texts: tuple[str, ...]
+    lengths: tuple[int, ...]
     ranks: tuple[int, ...]
     bare: tuple[str, ...]
     order: tuple[int, ...]
@@ -215,12 +218,15 @@ def _sentence(text: str) -> _Sentence | None:
     if not tokens:
         return None
     ranks = tuple(map(_RANK, tokens))
+    texts = tuple(map(_TEXT, tokens))
     return _Sentence(
         tokens,
-        " ".join(map(_TEXT, tokens)),
+        " ".join(texts),
         _joined_size(tokens),
         2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])),
         tuple(set().union(*map(_STEMS, tokens))),
+        texts,
+        tuple(map(_CHARACTERS, tokens)),
         ranks,
         tuple(map(_BARE_STEM, tokens)),
         tuple(sorted(range(len(tokens)), key=ranks.__getitem__)),
@@ -298,8 +304,10 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
     # Each word is kept if it still fits. No more than `most` words ever fit the estimate,
     # so when the first `most` in order fit together, they are the ones kept.
     first = order[: max(0, most)]
-    size = _joined_size(list(map(tokens.__getitem__, first)))
-    if size[0] <= room and size[2] <= limit:
+    characters = sum(map(sentence.lengths.__getitem__, first)) + len(first) - 1
+    # Characters outside ASCII are counted only in sentences that have some.
+    outside = sum(map(_OUTSIDE, map(tokens.__getitem__, first))) if sentence.size[2] else 0
+    if characters <= room and outside <= limit:
         kept = list(first)
     else:
         # The estimate written out as in `_Tally`; once not one more word or character
@@ -317,7 +325,7 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
                 outside += token.outside
                 kept.append(position)
     kept.sort()
-    cut = " ".join([tokens[position].text for position in kept])
+    cut = " ".join(map(sentence.texts.__getitem__, kept))
     if order is sentence.order:
         sentence.cuts[limit] = cut
     return cut
@@ -422,6 +430,16 @@ def _line(text: str) -> tuple[int, _Size]:
     outside = 0 if text.isascii() else characters - len(text.encode("ascii", "ignore"))
     density = 2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:]))
     return density, (characters, len(found), outside)
+
+
+def forget_words() -> None:
+    """Let go of the words, sentences and questions read so far.
+
+    They serve the digests and summaries of one history, which repeats them; kept after
+    it, a long history's would stay in memory for nothing, and make every later pass of
+    the garbage collector and the end of the process slower."""
+    for cache in (_token, _stem, _sentence, _question, _notes, _room, _line):
+        cache.cache_clear()
 
 
 def roll_up(texts: Sequence[str], max_tokens: int) -> str:
