@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -396,11 +398,32 @@ def compact(
         vault.operation("compact", actor="lore") if not dry_run else contextlib.nullcontext()
     )
     with recording as operation:
-        report, new_state = _plan(vault, store, store.state(), None, dry_run=dry_run)
+        with _collector_paused():
+            report, new_state = _plan(vault, store, store.state(), None, dry_run=dry_run)
+            if new_state is not None and operation is not None:
+                store.save(new_state)
         if new_state is not None and operation is not None:
-            store.save(new_state)
             operation.describe(_summary(report))
         return report
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The garbage collector's passes held off while an offline compaction plans and saves.
+
+    It makes next to no reference cycles, while the 100,000s of turns, sentences and
+    entries a long backlog leaves in memory would be walked again at every full pass: a
+    tenth of its time. Cycles made meanwhile, here or in other threads, are collected
+    once it is done; it takes seconds at most, as no model is waited for.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _summary(report: CompactionReport) -> str:
