@@ -110,3 +110,45 @@ def test_digests_cut_sentences_and_citations_as_the_rest_of_lore_does() -> None:
     for text in samples:
         assert _sentences(text) == split_sentences(text)
         assert _without_citations(text) == re.sub(r"\s?\[\d+(?:\s*,\s*\d+)*\]", "", text)
+
+
+def test_words_are_cut_and_picked_as_the_estimate_of_their_join_allows() -> None:
+    # A digest counts what a join of words would cost instead of joining them: it must keep
+    # exactly the words that a join measured with `estimate_tokens` keeps.
+    import random
+
+    from lore.core.fact_digest import _densest_words, _fits, _sentence, _token
+
+    vocabulary = [
+        "Mars", "moons", "2", "7.6", "hours", "Phobos,", "the", "not", "東京", "café",
+        "x" * 30, "İstanbul", "«larger»", "—", "1877)", "orbit", "A", "of", "ΑΒΓ", "2½",
+    ]  # fmt: skip
+    rng = random.Random(11)
+    for _ in range(600):
+        found = [rng.choice(vocabulary) for _ in range(rng.randint(0, 24))]
+        limit = rng.randint(-1, 40)
+        prefix: list[str] = []
+        for word in found:
+            if estimate_tokens(" ".join([*prefix, word])) > limit:
+                break
+            prefix.append(word)
+        assert _fits(" ".join(found), limit) == " ".join(prefix)
+        sentence = _sentence(" ".join(found))
+        if sentence is None:
+            continue
+        asked = {_token(rng.choice(vocabulary)).bare_stem for _ in range(rng.randint(0, 3))}
+        tokens = sentence.tokens
+        # Numbers, then the question's words, then names, then the rest.
+        ranks = [
+            0 if token.digit else 1 if token.bare_stem in asked else 2 if token.bare_capital else 3
+            for token in tokens
+        ]
+        kept: list[int] = []
+        for position in sorted(range(len(tokens)), key=ranks.__getitem__):
+            trial = sorted([*kept, position])
+            if estimate_tokens(" ".join(tokens[i].text for i in trial)) <= limit:
+                kept = trial
+        expected = " ".join(tokens[i].text for i in kept)
+        assert _densest_words(sentence, limit, asked) == expected
+        # Asked again, from what the sentence remembers.
+        assert _densest_words(sentence, limit, asked) == expected
