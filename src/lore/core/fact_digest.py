@@ -332,9 +332,11 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
 
 
 @lru_cache(maxsize=32_768)
-def _question(question: str, limit: int) -> tuple[str, frozenset[str]]:
-    """A question as its digest writes it within `limit` tokens, and the stems of its words
-    that are not stopwords. Histories ask the same questions again: each is read once."""
+def _question(question: str, max_tokens: int) -> tuple[str, frozenset[str], int]:
+    """A question as a digest of `max_tokens` writes it, the stems of its words that are not
+    stopwords, and the room the line leaves for the answer's facts when it names no note.
+    Histories ask the same questions again: each is read once."""
+    limit = max(1, int(max_tokens * _QUESTION_SHARE))
     tokens = list(map(_token, question.split()))
     telling = list(filter(_TELLING, tokens))
     # Without its stopwords, or as asked if it has nothing else.
@@ -342,7 +344,8 @@ def _question(question: str, limit: int) -> tuple[str, frozenset[str]]:
     if estimate_tokens(asked) > limit:
         asked = " ".join(_fitting(telling or tokens, limit))
     # Gathered word by word, as each token knows its stems.
-    return asked, frozenset().union(*map(_CONTENT_STEMS, tokens))
+    wanted = frozenset().union(*map(_CONTENT_STEMS, tokens))
+    return asked, wanted, max_tokens - estimate_tokens(f"{asked} → ")
 
 
 def fact_digest(
@@ -353,12 +356,13 @@ def fact_digest(
     title_of: Callable[[str], str | None] = lambda note_id: None,
 ) -> str:
     """One line standing for a turn, within `max_tokens`, keeping its facts."""
-    asked, wanted = _question(question, max(1, int(max_tokens * _QUESTION_SHARE)))
+    asked, wanted, room = _question(question, max_tokens)
     notes = ""
     if cited:
         titles = [title for title in map(title_of, cited[:_MAX_CITED]) if title]
-        notes = _notes(tuple(titles), max_tokens) if titles else ""
-    room = _room(asked, notes, max_tokens)
+        if titles:
+            notes = _notes(tuple(titles), max_tokens)
+            room = max_tokens - estimate_tokens(f"{asked} → {notes}")
     lead = _LEAD.match(answer)
     answer = _without_citations(answer[lead.end() :] if lead else answer)
     answer = answer.replace(_UNVERIFIED, "")
@@ -397,12 +401,6 @@ def fact_digest(
 
 
 @lru_cache(maxsize=4_096)
-def _room(asked: str, notes: str, max_tokens: int) -> int:
-    """What a digest has left for the answer's facts once its question and notes are in."""
-    return max_tokens - estimate_tokens(f"{asked} → {notes}")
-
-
-@lru_cache(maxsize=4_096)
 def _notes(titles: tuple[str, ...], max_tokens: int) -> str:
     """As many of the cited notes' titles as fit their share, the first cited always tried."""
     for count in range(len(titles), 0, -1):
@@ -438,7 +436,7 @@ def forget_words() -> None:
     They serve the digests and summaries of one history, which repeats them; kept after
     it, a long history's would stay in memory for nothing, and make every later pass of
     the garbage collector and the end of the process slower."""
-    for cache in (_token, _stem, _sentence, _question, _notes, _room, _line):
+    for cache in (_token, _stem, _sentence, _question, _notes, _line):
         cache.cache_clear()
 
 
