@@ -411,6 +411,9 @@ class HistoryList(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor, animate=False, immediate=True)
         elif self.cursor >= top + height:
             self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+        # The cursor's own page is asked for whatever the scroll did: a scroll clamped to a
+        # height not yet known would leave the row it lands on unread.
+        self._prefetch(self.cursor, self.cursor + 1)
         self.refresh()
         self._announce()
 
