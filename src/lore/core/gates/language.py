@@ -2,7 +2,7 @@
 
 Instructions translated into a language few filters know are a common way past them. The
 review gate reads eight languages; a claim written in none of them, inside a source that is
-otherwise in English, is held for a person to read. A source written wholly in another
+otherwise in English or in another script (a Chinese translation), is held for a person to read. A source written wholly in another
 language is left alone: it is a translation, not a hiding place. Where no sentence is long
 enough to tell a language by (short lines, the comments of a piece of code), the runs of
 plain words in a paragraph are pooled and judged together; a short sentence is told by the
