@@ -91,20 +91,6 @@ def test_cited_notes_are_named_alike_in_both_processes(sample_vault: Vault) -> N
     assert _read(sample_vault, two=True) == alone
 
 
-@pytest.mark.usefixtures("forking")
-def test_a_second_process_that_cannot_start_leaves_the_reading_to_this_one(
-    vault: Vault, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _write_history(vault, 80)
-    alone = _read(vault, two=False)
-
-    def cannot_fork() -> int:
-        raise OSError(11, "Resource temporarily unavailable")
-
-    monkeypatch.setattr(os, "fork", cannot_fork)
-    assert _read(vault, two=True) == alone
-
-
 def _exits(writer: int, turns: list[LiveTurn]) -> None:
     os._exit(3)
 
@@ -127,24 +113,32 @@ def _cannot_die_with_its_parent(parent: int) -> bool:
     return False
 
 
+def _cannot_fork() -> int:
+    raise OSError(11, "Resource temporarily unavailable")
+
+
 @pytest.mark.usefixtures("forking")
-@pytest.mark.parametrize("send", [_exits, _raises, _stops_part_way, _answers_nonsense])
+@pytest.mark.parametrize(
+    ("where", "name", "failure"),
+    [
+        # The second process cannot start: this one reads its half.
+        (os, "fork", _cannot_fork),
+        # It starts, then fails one way or another: no turn is lost.
+        (compaction_scan, "_send", _exits),
+        (compaction_scan, "_send", _raises),
+        (compaction_scan, "_send", _stops_part_way),
+        (compaction_scan, "_send", _answers_nonsense),
+        # It could outlive this one (holding the vault lock): it reads nothing.
+        (compaction_scan, "_dies_with", _cannot_die_with_its_parent),
+    ],
+    ids=["cannot-start", "exits", "raises", "stops-part-way", "nonsense", "could-outlive"],
+)
 def test_a_second_process_that_fails_loses_no_turn(
-    vault: Vault, monkeypatch: pytest.MonkeyPatch, send: object
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, where: object, name: str, failure: object
 ) -> None:
     _write_history(vault, 80)
     alone = _read(vault, two=False)
-    monkeypatch.setattr(compaction_scan, "_send", send)
-    assert _read(vault, two=True) == alone
-
-
-@pytest.mark.usefixtures("forking")
-def test_a_second_process_that_could_outlive_this_one_reads_nothing(
-    vault: Vault, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _write_history(vault, 80)
-    alone = _read(vault, two=False)
-    monkeypatch.setattr(compaction_scan, "_dies_with", _cannot_die_with_its_parent)
+    monkeypatch.setattr(where, name, failure)
     assert _read(vault, two=True) == alone
 
 
