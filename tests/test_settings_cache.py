@@ -141,14 +141,17 @@ def test_a_cache_that_cannot_be_read_or_written_changes_nothing(root: Path) -> N
     assert _cache_file(root).is_dir()
 
 
-def test_a_command_with_settings_cached_loads_neither_yaml_nor_pydantic(tmp_path: Path) -> None:
+def test_a_command_with_settings_cached_loads_neither_yaml_nor_pydantic_nor_their_limits(
+    tmp_path: Path,
+) -> None:
     copy = tmp_path / "vault"
     shutil.copytree(SAMPLE_VAULT, copy, ignore=shutil.ignore_patterns(".lore"))
     _settle(copy / "lore.yaml")
     probe = (
         "import sys, lore.cli\n"
         "code = lore.cli.main(sys.argv[1:])\n"
-        "print(sorted(n for n in ('yaml', 'pydantic') if n in sys.modules))\n"
+        "watched = ('yaml', 'pydantic', 'annotated_types')\n"
+        "print(sorted(n for n in watched if n in sys.modules))\n"
         "sys.exit(code)\n"
     )
     command = [sys.executable, "-c", probe, "--vault", str(copy), "search", "--json", "ocean"]
@@ -158,7 +161,7 @@ def test_a_command_with_settings_cached_loads_neither_yaml_nor_pydantic(tmp_path
         assert result.returncode == 0, result.stderr
         loaded.append(result.stdout.strip().splitlines()[-1])
     # The first run validates the settings (and builds the index); the second reads both.
-    assert loaded == ["['pydantic', 'yaml']", "[]"]
+    assert loaded == ["['annotated_types', 'pydantic', 'yaml']", "[]"]
 
 
 def test_a_pipe_in_place_of_the_cache_or_the_settings_never_hangs(root: Path) -> None:

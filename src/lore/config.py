@@ -8,7 +8,9 @@ and what was expected. Nothing here is read at import time; callers load what th
 The sections are stdlib dataclasses whose annotations carry their limits; pydantic validates
 them, and is imported only to validate. Every command reads the settings, and settings that
 were validated before come back from a cache in the vault (lore.core.settings_cache) without
-YAML or pydantic: together they were most of a short command's start-up.
+YAML or pydantic: together they were most of a short command's start-up. The limits
+themselves (annotated_types' Gt, Ge, Le) are loaded only when an annotation is read, which
+only validating and checking a variable's key do (`_read_limits`).
 """
 
 from __future__ import annotations
@@ -19,14 +21,13 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_type_hints
 
-from annotated_types import Ge, Gt, Le
-
 from lore.errors import ConfigError
 from lore.paths import user_dirs
 from lore.trust_levels import TRUST_LEVELS as TRUST_LEVELS
 from lore.trust_levels import TrustLevel as TrustLevel
 
 if TYPE_CHECKING:
+    from annotated_types import Ge, Gt, Le
     from pydantic import TypeAdapter
 
     from lore.core.settings_cache import SettingsCache
@@ -175,6 +176,24 @@ _TOP_LEVEL_KEYS = frozenset(item.name for item in fields(LoreConfig))
 Settings = TypeVar("Settings")
 
 
+def _read_limits() -> None:
+    """Make the limits the annotations name readable, before anything reads an annotation.
+
+    The annotations are strings (`from __future__ import annotations`) until pydantic or
+    `get_type_hints` evaluates them in this module's globals; importing annotated_types with
+    the module cost a command reading cached settings more than the rest of this module.
+    """
+    if "Gt" not in globals():
+        from annotated_types import Ge, Gt, Le
+
+        globals().update(Ge=Ge, Gt=Gt, Le=Le)
+
+
+def _hints(schema: type) -> dict[str, Any]:
+    _read_limits()
+    return get_type_hints(schema)
+
+
 _adapters: dict[type, TypeAdapter[Any]] = {}
 
 
@@ -184,6 +203,7 @@ def _adapter(schema: type[Settings]) -> TypeAdapter[Settings]:
     if adapter is None:
         from pydantic import TypeAdapter
 
+        _read_limits()
         adapter = _adapters[schema] = TypeAdapter(schema)
     return adapter
 
@@ -206,6 +226,7 @@ def settings_from(
 
 
 def _section_models() -> dict[str, type]:
+    # The sections' own annotations, where the limits are, are not read here.
     hints = get_type_hints(LoreConfig)
     return {
         name: hint for name, hint in hints.items() if isinstance(hint, type) and name != "keymap"
@@ -344,7 +365,7 @@ def _env_setting(name: str, value: str) -> tuple[str, str, str | None]:
     if model is None:
         known = ", ".join(sorted(sections))
         raise ConfigError(f"{name}: no settings section {section!r} (one of {known})")
-    hint = get_type_hints(model).get(key)
+    hint = _hints(model).get(key)
     if hint is None:
         raise ConfigError(f"{name}: {section}.{key}: unknown key")
     # An empty value clears a setting that may be unset (provider.base_url, ui.theme, ...).
