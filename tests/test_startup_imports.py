@@ -53,6 +53,8 @@ NEVER_FOR_SEARCH = [
     "lore.core.pack",
     "lore.core.providers",
     "markdown_it",
+    # Versions are recorded by the operations that write, and read by `lore log`.
+    "lore.core.versioning",
 ]
 # The help reads no vault, settings or index, and draws nothing: none of their modules or
 # libraries, and not Rich.

@@ -7,9 +7,7 @@ never rewrites such a file on its own.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
@@ -73,11 +71,16 @@ def utc_now() -> str:
 
 def new_note_id() -> str:
     """Time-ordered and random: unique without consulting the vault, so never reused."""
+    # Here, not at the top: secrets and hashlib load OpenSSL, which reading notes never needs.
+    import secrets
+
     return f"n{int(time.time() * 1000):011x}{secrets.token_hex(3)}"
 
 
 def path_note_id(relpath: str) -> str:
     """A stable id for a hand-written note that has no front matter to store one in."""
+    import hashlib
+
     return "h" + hashlib.sha1(relpath.encode("utf-8")).hexdigest()[:14]
 
 

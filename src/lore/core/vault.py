@@ -33,7 +33,6 @@ from lore.core.notes import (
 from lore.core.settings_cache import SettingsCache
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_bytes, atomic_write_text
-from lore.core.versioning.recorder import GITIGNORE, Operation, VaultVersions, start_versioning
 from lore.errors import (
     AmbiguousNote,
     NoteExists,
@@ -49,6 +48,10 @@ if TYPE_CHECKING:
     # Imported where the index is opened: they load whoosh, which the app's first screen and
     # the commands that never search do not need.
     from lore.core.search import FileStat, NoteIndex, ReconcileReport
+
+    # Imported by the first operation that writes (or asks about versions): a command that
+    # only reads never runs git, and need not load what runs it.
+    from lore.core.versioning.recorder import Operation, VaultVersions
 
 NOTE_SUFFIXES = (".md", ".markdown")
 _BINARY_PROBE_BYTES = 8192
@@ -127,6 +130,8 @@ class RemoveResult:
 def init_vault(root: Path, name: str | None = None) -> Path:
     """Create a vault folder with a commented lore.yaml; an existing one is left as it is."""
     root = root.expanduser().resolve()
+    from lore.core.versioning.recorder import GITIGNORE, start_versioning
+
     layout = VaultLayout(root)
     try:
         layout.notes.mkdir(parents=True, exist_ok=True)
@@ -174,7 +179,8 @@ class Vault:
         self.index_read_only: str | None = None
         # Who the commits of this vault's operations name when an operation names no one.
         self.actor = "user"
-        self.versions = VaultVersions(self)
+        self._versions: VaultVersions | None = None
+        self._versions_making = threading.Lock()
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -196,6 +202,17 @@ class Vault:
     @property
     def name(self) -> str:
         return self.config.vault.name or self.root.name
+
+    @property
+    def versions(self) -> VaultVersions:
+        """The vault's versioning (lore.core.versioning), made when first asked for."""
+        if self._versions is None:
+            with self._versions_making:
+                if self._versions is None:
+                    from lore.core.versioning.recorder import VaultVersions
+
+                    self._versions = VaultVersions(self)
+        return self._versions
 
     def lock(self) -> AbstractContextManager[None]:
         return self._lock.hold()
@@ -670,6 +687,7 @@ class Vault:
             return RemoveResult(note=note, tombstone=tombstone, linked_from=linked_from)
 
     def close(self) -> None:
-        self.versions.close()
+        if self._versions is not None:
+            self._versions.close()
         if self._index is not None:
             self._index.close()
