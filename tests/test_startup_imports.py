@@ -55,6 +55,8 @@ NEVER_FOR_SEARCH = [
     "markdown_it",
     # Versions are recorded by the operations that write, and read by `lore log`.
     "lore.core.versioning",
+    # Words, phrases and tag:/title: are built without whoosh's query parser.
+    "whoosh.qparser",
 ]
 # The help reads no vault, settings or index, and draws nothing: none of their modules or
 # libraries, and not Rich.

@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from whoosh import index as whoosh_index
-from whoosh import qparser
 from whoosh.columns import VarBytesColumn
 from whoosh.fields import COLUMN, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.filedb.filestore import RamStorage
@@ -51,6 +50,11 @@ from lore.core.search.scoring import TableBM25F
 from lore.core.search.snippets import make_snippet
 from lore.core.search.terms import memo_term_lookups
 from lore.errors import VaultError
+
+if TYPE_CHECKING:
+    # Imported when a query is first parsed: words, "phrases", tag:x and title:x are built
+    # without it, and whoosh's parser is several modules that a plain search never uses.
+    from whoosh import qparser
 
 MERGE_AT_SEGMENTS = 4
 # How many MB of postings (as whoosh counts them, below what they take) a writer adding many
@@ -496,6 +500,8 @@ class NoteIndex:
 
     def _query_parser(self) -> qparser.MultifieldParser:
         if self._parser is None:
+            from whoosh import qparser
+
             # Only the searched fields can be named (`tag:`, `title:`): `path:`, `id:` or
             # `status:` in a pasted line are words, as they are to the person who pasted it.
             full = _schema()
