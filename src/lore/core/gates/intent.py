@@ -17,6 +17,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+from lore.core.gates.harmful import find_harmful_request
+
 _AI_NOUN = (
     r"(?:ai|a\.i\.|bot|chatbot|assistant|model|llm|agent|language\s+model|gpt|chatgpt|copilot"
     r"|claude|gemini|summari[sz]er|crawler|scraper)"
@@ -701,6 +703,9 @@ def quoted_mention(text: str, start: int, end: int) -> bool:
     return False
 
 
+HARMFUL = "asks for harmful content"
+
+
 @dataclass(frozen=True)
 class IntentFinding:
     label: str
@@ -730,4 +735,8 @@ def find_intents(form: str, *, screened: bool = True) -> list[IntentFinding]:
             seen = " ".join(match.group(0).split())
             found[label] = IntentFinding(label, seen[:80], *match.span())
             break
+    harmful = find_harmful_request(form)
+    if harmful is not None and not quoted_mention(form, *harmful):
+        seen = " ".join(form[slice(*harmful)].split())
+        found[HARMFUL] = IntentFinding(HARMFUL, seen[:80], *harmful)
     return sorted(found.values(), key=lambda finding: finding.start)
