@@ -1,0 +1,174 @@
+"""The search package imports whoosh without asyncio, and leaves asyncio whole for the rest.
+
+Each case runs in a fresh interpreter, as a command starts: this test process imported
+asyncio long ago (pytest-asyncio), so lore.core.search.whoosh_import does nothing in it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+
+def run_fresh(code: str) -> Any:
+    """Run `code` in a new interpreter; what it prints last, read as JSON."""
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_the_index_module_loads_no_asyncio_and_a_later_import_gets_the_real_one() -> None:
+    report = run_fresh(
+        """
+        import json, sys, types
+        import lore.core.search.index
+        before = "asyncio" in sys.modules
+        import asyncio
+        import asyncio.events
+
+        async def answer():
+            await asyncio.sleep(0)
+            return 42
+
+        print(json.dumps({
+            "before": before,
+            "module": type(asyncio) is types.ModuleType,
+            "registered": sys.modules["asyncio"] is asyncio,
+            "events": asyncio.events is sys.modules["asyncio.events"],
+            "ran": asyncio.run(answer()),
+        }))
+        """
+    )
+    assert report == {
+        "before": False,
+        "module": True,
+        "registered": True,
+        "events": True,
+        "ran": 42,
+    }
+
+
+def test_cached_properties_work_before_and_after_asyncio_is_imported() -> None:
+    report = run_fresh(
+        """
+        import json, sys
+        import lore.core.search
+        from cached_property import cached_property
+
+        class Thing:
+            calls = 0
+
+            @cached_property
+            def value(self):
+                Thing.calls += 1
+                return "computed"
+
+            @cached_property
+            async def later(self):
+                return "awaited"
+
+        thing = Thing()
+        first = [thing.value, thing.value, Thing.calls]
+        stand_in = sys.modules["cached_property"].asyncio
+        coroutine_seen = stand_in.iscoroutinefunction(Thing.__dict__["later"].func)
+        plain_seen = stand_in.iscoroutinefunction(Thing.__dict__["value"].func)
+        still_without = "asyncio" in sys.modules
+
+        import asyncio
+
+        async def main():
+            other = Thing()
+            return [await other.later, await other.later]
+
+        print(json.dumps({
+            "first": first,
+            "coroutine": coroutine_seen,
+            "plain": plain_seen,
+            "imported": still_without,
+            "awaited": asyncio.run(main()),
+            "after": [Thing().value, stand_in.iscoroutinefunction(asyncio.sleep)],
+        }))
+        """
+    )
+    assert report == {
+        "first": ["computed", "computed", 1],
+        "coroutine": True,
+        "plain": False,
+        "imported": False,
+        "awaited": ["awaited", "awaited"],
+        "after": ["computed", True],
+    }
+
+
+def test_with_asyncio_already_imported_cached_property_gets_it() -> None:
+    report = run_fresh(
+        """
+        import asyncio, json, sys
+        import lore.core.search.index
+        print(json.dumps(sys.modules["cached_property"].asyncio is asyncio))
+        """
+    )
+    assert report is True
+
+
+def test_with_another_thread_running_nothing_stands_in_for_asyncio() -> None:
+    report = run_fresh(
+        """
+        import json, sys, threading
+        release = threading.Event()
+        waiting = threading.Thread(target=release.wait)
+        waiting.start()
+        try:
+            import lore.core.search.index
+        finally:
+            release.set()
+            waiting.join()
+        held = sys.modules["cached_property"].asyncio
+        print(json.dumps(held is sys.modules.get("asyncio")))
+        """
+    )
+    assert report is True
+
+
+def test_without_cached_property_nothing_fails_and_no_stand_in_is_left() -> None:
+    report = run_fresh(
+        """
+        import importlib.abc, json, sys
+        from lore.core.search import whoosh_import
+
+        class Refuse(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name == "cached_property":
+                    raise ImportError("refused")
+                return None
+
+        # As if the package had not imported it yet.
+        del sys.modules["cached_property"]
+        sys.meta_path.insert(0, Refuse())
+        whoosh_import.import_cached_property()
+        print(json.dumps(["asyncio" in sys.modules, "cached_property" in sys.modules]))
+        """
+    )
+    assert report == [False, False]
+
+
+def test_anything_else_asked_of_the_stand_in_comes_from_the_real_asyncio() -> None:
+    report = run_fresh(
+        """
+        import json, sys
+        import lore.core.search
+        stand_in = sys.modules["cached_property"].asyncio
+        sleep = stand_in.sleep
+        import asyncio
+        print(json.dumps([sleep is asyncio.sleep, sys.modules["asyncio"] is asyncio]))
+        """
+    )
+    assert report == [True, True]
