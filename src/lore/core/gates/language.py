@@ -2,12 +2,15 @@
 
 Instructions translated into a language few filters know are a common way past them. The
 review gate reads eight languages; a claim written in none of them, inside a source that is
-otherwise in English or in another script (a Chinese translation), is held for a person to read. A source written wholly in another
-language is left alone: it is a translation, not a hiding place. Where no sentence is long
+otherwise in English or in another script (a Chinese translation), is held for a person to
+read. A source written wholly in another language is left alone: it is a translation, not a
+hiding place. Where no sentence is long
 enough to tell a language by (short lines, the comments of a piece of code), the runs of
 plain words in a paragraph are pooled and judged together; a short sentence is told by the
 letters of its words. A source without enough prose to tell its own language by (a table,
-an inbox) counts as English when most of its other words are.
+an inbox) counts as English when most of its other words are, and a paragraph that is a
+small part of its source's words is not the source's language, whatever the rest is. A
+short quotation is left out of the sentence around it: it is in the language it quotes.
 """
 
 from __future__ import annotations
@@ -65,6 +68,9 @@ ENGLISH_SOURCE_WORDS = 24
 # of them English function words (names, addresses and figures around them).
 PLAIN_WORDS = 30
 PLAIN_SHARE = 0.1
+# Paragraphs that may be another language, under this share of the source's words, are not
+# its own language, whatever the rest (a table, a list of parts) is written in.
+SMALL_PART = 0.2
 # A character of Chinese or Japanese says about as much as this many Latin letters.
 LETTERS_PER_CHARACTER = 3
 # Shares of a paragraph's words that are English function words.
@@ -79,6 +85,11 @@ _LIST_ITEM = re.compile(r"[*+]\s")
 # Words that end in a number name a format or a version in running text: base64, utf-8, x86.
 _NAMED_FORMAT = re.compile(r"(?:[^\W\d_]+-)*[^\W\d_]+-?\d+")
 _STOPS = ".,;:!?"
+# A short quotation is in the language of what it quotes ("starting with 'You are'"), not of
+# the sentence around it.
+_QUOTATION = re.compile(
+    r"(?<!\w)(?:'[^'\n]{1,40}'|\"[^\"\n]{1,40}\"|“[^”\n]{1,40}”|‘[^’\n]{1,40}’)(?!\w)"
+)
 
 
 def _share(words: list[str]) -> float:
@@ -102,8 +113,9 @@ def unread_language(
     running: list[tuple[int, float]] = []
     # Paragraphs with nothing in them that may be another language.
     plain: list[str] = []
-    latin_letters = other_letters = 0
+    latin_letters = other_letters = source_words = 0
     for key, text in texts:
+        source_words += len(_LATIN_LETTERS.findall(text))
         latin_letters += sum(map(len, _LATIN_LETTERS.findall(text)))
         other_letters += sum(map(len, _OTHER_LETTERS.findall(text)))
         for paragraph in _PARAGRAPH.split(text.strip("\n")):
@@ -114,7 +126,9 @@ def unread_language(
                 for sentence in _SENTENCE_END.split(paragraph):
                     if not _is_prose(sentence):
                         continue
-                    words = _WORD.findall(canonical(sentence))
+                    words = _WORD.findall(canonical(_QUOTATION.sub(" ", sentence)))
+                    if not words:
+                        continue
                     running.append((len(words), _share(words)))
                     # A short one must read as a sentence: a capital, if any, only first.
                     if _long_enough(words, common) and (
@@ -140,7 +154,12 @@ def unread_language(
     # A source largely in another script (a Chinese translation) is in no Latin-script
     # language, so a paragraph in one the review cannot read is not its own either.
     other_script = other_letters * LETTERS_PER_CHARACTER >= latin_letters
-    if not other_script and not _english_source(running) and not _mostly_english(plain):
+    if (
+        not other_script
+        and not _english_source(running)
+        and not _mostly_english(plain)
+        and not _a_small_part(measured, source_words)
+    ):
         return {}
     held: dict[str, str] = {}
     for key, words, share in measured:
@@ -159,6 +178,13 @@ def unread_language(
             f"({round(share * 100)}% of its words are English function words)"
         )
     return held
+
+
+def _a_small_part(measured: list[tuple[str, list[str], float]], source_words: int) -> bool:
+    """Whether the paragraphs that may be another language are a small part of the source:
+    a translation is written in its language throughout, a hiding place is a paragraph."""
+    foreign = sum(len(words) for _, words, share in measured if share < FOREIGN)
+    return foreign <= SMALL_PART * source_words
 
 
 def _english_source(running: list[tuple[int, float]]) -> bool:
