@@ -57,8 +57,9 @@ NEVER_FOR_SEARCH = [
     "lore.core.versioning",
     # Words, phrases and tag:/title: are built without whoosh's query parser.
     "whoosh.qparser",
-    # whoosh's one use of it is stood in for (lore.core.search.whoosh_import).
+    # whoosh's uses of them are stood in for (lore.core.search.whoosh_import).
     "asyncio",
+    "urllib.request",
 ]
 # The help reads no vault, settings or index, and draws nothing: none of their modules or
 # libraries, and not Rich.

@@ -1,7 +1,8 @@
-"""The search package imports whoosh without asyncio, and leaves asyncio whole for the rest.
+"""The search package imports whoosh without asyncio or urllib.request, and leaves both whole
+for the rest of the process.
 
-Each case runs in a fresh interpreter, as a command starts: this test process imported
-asyncio long ago (pytest-asyncio), so lore.core.search.whoosh_import does nothing in it.
+Each case runs in a fresh interpreter, as a command starts: this test process imported both
+long ago, so lore.core.search.whoosh_import does nothing in it.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 
@@ -119,7 +121,7 @@ def test_with_asyncio_already_imported_cached_property_gets_it() -> None:
     assert report is True
 
 
-def test_with_another_thread_running_nothing_stands_in_for_asyncio() -> None:
+def test_with_another_thread_running_nothing_stands_in() -> None:
     report = run_fresh(
         """
         import json, sys, threading
@@ -131,11 +133,14 @@ def test_with_another_thread_running_nothing_stands_in_for_asyncio() -> None:
         finally:
             release.set()
             waiting.join()
-        held = sys.modules["cached_property"].asyncio
-        print(json.dumps(held is sys.modules.get("asyncio")))
+        import urllib.request
+        print(json.dumps([
+            sys.modules["cached_property"].asyncio is sys.modules.get("asyncio"),
+            sys.modules["whoosh.compat"].urlretrieve is urllib.request.urlretrieve,
+        ]))
         """
     )
-    assert report is True
+    assert report == [True, True]
 
 
 def test_without_cached_property_nothing_fails_and_no_stand_in_is_left() -> None:
@@ -153,7 +158,7 @@ def test_without_cached_property_nothing_fails_and_no_stand_in_is_left() -> None
         # As if the package had not imported it yet.
         del sys.modules["cached_property"]
         sys.meta_path.insert(0, Refuse())
-        whoosh_import.import_cached_property()
+        whoosh_import._import_standing_in("cached_property", whoosh_import._AsyncioOnDemand())
         print(json.dumps(["asyncio" in sys.modules, "cached_property" in sys.modules]))
         """
     )
@@ -172,3 +177,29 @@ def test_anything_else_asked_of_the_stand_in_comes_from_the_real_asyncio() -> No
         """
     )
     assert report == [True, True]
+
+
+def test_whoosh_compat_loads_no_urllib_request_and_its_urlretrieve_still_works(
+    tmp_path: Path,
+) -> None:
+    source, copy = tmp_path / "source.txt", tmp_path / "copy.txt"
+    source.write_text("fetched", encoding="utf-8")
+    report = run_fresh(
+        f"""
+        import json, sys, types
+        import lore.core.search.index
+        from whoosh.compat import urlretrieve
+        before = "urllib.request" in sys.modules or "http.client" in sys.modules
+        urlretrieve({source.as_uri()!r}, {str(copy)!r})
+        import urllib.request
+        from urllib.request import Request
+        print(json.dumps({{
+            "before": before,
+            "module": type(urllib.request) is types.ModuleType,
+            "registered": sys.modules["urllib.request"] is urllib.request,
+            "request": Request is urllib.request.Request,
+        }}))
+        """
+    )
+    assert report == {"before": False, "module": True, "registered": True, "request": True}
+    assert copy.read_text(encoding="utf-8") == "fetched"

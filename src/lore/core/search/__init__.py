@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lore.core.lazy_names import lazy_names
-from lore.core.search.whoosh_import import import_cached_property
+from lore.core.search.whoosh_import import import_whoosh_helpers
 
 # Before any module of this package imports whoosh (see whoosh_import).
-import_cached_property()
+import_whoosh_helpers()
 
 if TYPE_CHECKING:
     from lore.core.search.index import FileStat, NoteIndex, NoteLoader, ReconcileReport, SearchHit

@@ -1,36 +1,39 @@
-"""whoosh without asyncio: what the search package does before anything imports whoosh.
+"""whoosh without asyncio or urllib.request: what the search package does before it imports whoosh.
 
-whoosh.reading takes its one cached property (`deleted_docs_set`, read by every search) from
-the third-party `cached_property` module, whose top level imports asyncio only to ask, when a
-property is read, whether its function is a coroutine function. asyncio and what it imports
-(subprocess, concurrent.futures, logging, ...) were about a tenth of the start-up of
-`lore search`, which never runs an event loop.
+Two modules whoosh imports first pull in standard modules a search never uses:
 
-So when nothing has imported asyncio yet, `cached_property` is imported with
-`_AsyncioOnDemand` standing in for asyncio, and keeps it as its `asyncio`: it answers
-`iscoroutinefunction` as asyncio would, and hands anything else to the real asyncio, imported
-then. What makes that safe:
+- the third-party `cached_property`, where whoosh.reading takes its one cached property
+  (`deleted_docs_set`, read by every search), imports asyncio at its top level only to ask,
+  when a property is read, whether its function is a coroutine function, and to wrap one
+  that is (`asyncio.iscoroutinefunction`, `asyncio.ensure_future`);
+- `whoosh.compat` imports `urlretrieve` from urllib.request (and with it http.client, email,
+  ssl, ...) for Python 2 compatibility; nothing in whoosh calls it.
 
-- The stand-in is in `sys.modules` only while this thread runs `cached_property`'s top level
-  (four imports and three classes), and only when no other thread exists that could import
-  asyncio meanwhile (`sys._current_frames()` lists every thread running Python); then it is
-  taken out, so every later `import asyncio` (the app, the MCP server, httpx) gets the real
-  module, imported the ordinary way. When asyncio or `cached_property` is already imported,
-  or another thread runs, this does nothing.
-- Anything that did get the stand-in and asks it for more than `iscoroutinefunction` gets
-  the real asyncio's answer: the stand-in leaves `sys.modules` first and imports asyncio.
+Together they were over a fifth of the start-up of `lore search`. So, when neither the module
+nor what it imports has been imported yet, each is imported with a stand-in in `sys.modules`
+for the standard module, and keeps the stand-in as its own name for it: `_AsyncioOnDemand`
+answers `iscoroutinefunction` as asyncio would, `_UrllibRequestOnDemand` has an
+`urlretrieve` that calls the real one, and either hands anything else to the real module,
+imported then. What makes that safe:
+
+- A stand-in is in `sys.modules` only while this thread runs that one import, and only when
+  no other thread exists that could import the standard module meanwhile
+  (`sys._current_frames()` lists every thread running Python); then it is taken out, so every
+  later import (the app, the MCP server, httpx) gets the real module, imported the ordinary
+  way. With another thread running, or either module imported already, this does nothing.
+- Anything that did get a stand-in and asks it for more gets the real module's answer: the
+  stand-in leaves `sys.modules` first, then imports the real one.
 - `asyncio.iscoroutinefunction(f)` is `inspect.iscoroutinefunction(f)` or `f` carrying
   asyncio's own marker object, which nothing can carry before asyncio is imported: while it
   is not, inspect answers; once it is, asyncio does.
 
 importlib.util.LazyLoader cannot do this on Python 3.11: an `import asyncio` statement reads
-the module's `__spec__` (to see whether it is still being imported), which loads it.
+the module's `__spec__` (to see whether it is still being imported), which loads it, and a
+`from urllib.request import urlretrieve` reads the name at once.
 
-Bounds (pyproject.toml): cached-property `>=2,<3`, whose top level imports asyncio and whose
-properties use only `asyncio.iscoroutinefunction` and `asyncio.ensure_future`; whoosh-reloaded
-`<2.8`, which imports it in whoosh.reading. Another version stays correct, since any other use
-reaches the real asyncio; only the saving could be lost, and tests/test_startup_imports.py
-would say so.
+Bounds (pyproject.toml): cached-property `>=2,<3` and whoosh-reloaded `<2.8`, whose modules
+import these as described. Another version stays correct, since any other use reaches the
+real module; only the saving could be lost, and tests/test_startup_imports.py would say so.
 """
 
 from __future__ import annotations
@@ -41,42 +44,69 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-_MODULE = "cached_property"
 
+class _OnDemand:
+    """Stands for the standard module `NAME`: what it does not answer comes from the real one."""
 
-class _AsyncioOnDemand:
-    """Stands for asyncio in `cached_property`'s globals until asyncio is imported."""
-
-    # What an `import asyncio` statement reads of a module already in `sys.modules`.
+    NAME = ""
+    # What an import statement reads of a module already in `sys.modules`.
     __spec__ = None
 
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            # What the import system looks up (`__path__`: a `from` import of a package).
+            raise AttributeError(name)
+        if sys.modules.get(self.NAME) is self:
+            del sys.modules[self.NAME]
+        return getattr(importlib.import_module(self.NAME), name)
+
+    def _real_module_imported(self) -> bool:
+        found = sys.modules.get(self.NAME)
+        return found is not None and found is not self
+
+
+class _AsyncioOnDemand(_OnDemand):
+    NAME = "asyncio"
+
     def iscoroutinefunction(self, func: Callable[..., Any]) -> bool:
-        if "asyncio" in sys.modules and sys.modules["asyncio"] is not self:
+        if self._real_module_imported():
             # Imported, or being imported by another thread, which this import waits for.
             import asyncio
 
             return asyncio.iscoroutinefunction(func)
         return inspect.iscoroutinefunction(func)
 
-    def __getattr__(self, name: str) -> Any:
-        if sys.modules.get("asyncio") is self:
-            del sys.modules["asyncio"]
-        return getattr(importlib.import_module("asyncio"), name)
+
+def _urlretrieve(*args: Any, **options: Any) -> Any:
+    from urllib.request import urlretrieve
+
+    return urlretrieve(*args, **options)
 
 
-def import_cached_property() -> None:
-    """Import `cached_property` without asyncio when that is safe (see above); else nothing."""
-    if "asyncio" in sys.modules or _MODULE in sys.modules:
+class _UrllibRequestOnDemand(_OnDemand):
+    NAME = "urllib.request"
+    urlretrieve = staticmethod(_urlretrieve)
+
+
+def import_whoosh_helpers() -> None:
+    """Import `cached_property` and `whoosh.compat` without the standard modules they would
+    import, where that is safe (see above); what cannot be done so is left to whoosh."""
+    _import_standing_in("cached_property", _AsyncioOnDemand())
+    _import_standing_in("whoosh.compat", _UrllibRequestOnDemand())
+
+
+def _import_standing_in(module: str, stand_in: _OnDemand) -> None:
+    stood_for = stand_in.NAME
+    if stood_for in sys.modules or module in sys.modules:
         return
     current_frames = getattr(sys, "_current_frames", None)
     if current_frames is None or len(current_frames()) != 1:
         return
-    stand_in = _AsyncioOnDemand()
-    sys.modules["asyncio"] = stand_in  # type: ignore[assignment]
+    sys.modules[stood_for] = stand_in  # type: ignore[assignment]
     try:
-        importlib.import_module(_MODULE)
+        importlib.import_module(module)
     except ImportError:
-        pass  # a whoosh that no longer needs it: whoosh imports what it does need itself
+        pass  # a whoosh that no longer uses it: whoosh imports what it does need itself
     finally:
-        if sys.modules.get("asyncio") is stand_in:
-            del sys.modules["asyncio"]
+        if sys.modules.get(stood_for) is stand_in:
+            del sys.modules[stood_for]

@@ -14,7 +14,6 @@ renamed attribute shows up as a traceback on a developer's machine.
 
 from __future__ import annotations
 
-import logging
 import os
 from collections.abc import Callable
 from typing import Any
@@ -24,7 +23,13 @@ from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3LeafMatcher
 from whoosh.matching import FilterMatcher, NullMatcher
 from whoosh.scoring import BM25F, BM25FScorer
 
-logger = logging.getLogger("lore.search")
+
+def _logger() -> Any:
+    # logging is imported only when there is something to say: a search has nothing to log.
+    import logging
+
+    return logging.getLogger("lore.search")
+
 
 # What the fast path reads, by the object that holds it.
 _SEGMENT_READER = ("_perdoc", "_terms")
@@ -103,14 +108,14 @@ def report_missing(missing: list[str]) -> None:
     )
     if debugging():
         raise WhooshInternalsChanged(message % ", ".join(missing))
-    logger.warning(message, ", ".join(missing))
+    _logger().warning(message, ", ".join(missing))
 
 
 def report_failure(error: BaseException) -> None:
     """Log a fast-path failure before whoosh's own searcher answers; re-raise under LORE_DEBUG."""
     if debugging():
         raise error
-    logger.warning(
+    _logger().warning(
         "the search fast path failed (%s: %s): searching with whoosh's own searcher",
         type(error).__name__,
         error,
