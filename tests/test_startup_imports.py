@@ -136,7 +136,18 @@ def test_a_command_help_loads_no_more_and_names_the_core_window() -> None:
 def test_ask_still_loads_the_engine_it_needs(vault: Path) -> None:
     report = run_lore(
         ["--vault", str(vault), "--provider", "offline", "ask", "--json", "what is Europa?"],
-        ["lore.core.ask", "textual", "prompt_toolkit"],
+        # The offline provider speaks no HTTP; an answer not saved files nothing.
+        [
+            "lore.core.ask",
+            "textual",
+            "prompt_toolkit",
+            "httpx",
+            "lore.core.commands",
+            "lore.core.ingest",
+            "lore.core.gates",
+            "lore.core.versioning",
+            "whoosh.qparser",
+        ],
     )
     assert report["code"] == 0
     assert json.loads(report["output"])["turn"]["answer"]

@@ -110,7 +110,7 @@ async def _run_ask(ctx: Context, question: str) -> int:
     from rich.text import Text
 
     from lore.cli.ask_listener import TerminalListener, print_notice
-    from lore.core.public import ingest_summary, relay_ask
+    from lore.core.public import relay_ask
 
     session = ctx.session
     session.follow_terminal_conversation(continue_latest=ctx.args.continue_latest, new=ctx.args.new)
@@ -169,6 +169,9 @@ async def _run_ask(ctx: Context, question: str) -> int:
         )
     ctx.err.print(Text(_cost_line(turn), style="dim"))
     if saved is not None:
+        # The slash commands' module, for this one line: an ask that saves nothing skips it.
+        from lore.core.public import ingest_summary
+
         ctx.console.print(plain(ingest_summary(saved), multiline=True))
     return 0
 
