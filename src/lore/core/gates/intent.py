@@ -62,7 +62,7 @@ _URL_OR_ADDRESS = r"(?:https?://\S+|\S+@\S+\.\w+|www\.\S+)"
 _AUTHOR_VERB = (
     r"(?:suggest|recommend|create|generate|write|compose|draft|design|outline|detail|provide|give"
     r"|list|explain|describe|tell|share|devise|develop|craft|prepare|produce|propose|formulate"
-    r"|advise)"
+    r"|advise|say)"
 )
 _MODEL_NAME = r"(?:mixtral|mistral|llama|qwen|grok|deepseek|gemma|bard|command[\s-]r)"
 
@@ -305,8 +305,8 @@ _RULES: list[tuple[str, str]] = [
     (
         "asks to send data away",
         rf"\b(?:collect|gather|extract|harvest|grab|dump|compile|concatenate|aggregate|combine"
-        rf"|bundle)\b(?:[^.!?\n]|\.(?=\S)){{0,60}}?{_SENSITIVE}"
-        rf"(?:[^.!?\n]|\.(?=\S)){{0,80}}?\b(?:send|e-?mail|post|forward|upload|transmit)\b",
+        rf"|bundle|get|retrieve|fetch)\b(?:[^.!?\n]|\.(?=\S)){{0,60}}?{_SENSITIVE}"
+        rf"[^!?\n]{{0,80}}?\b(?:send|e-?mail|post|forward|upload|transmit)\b",
     ),
     (
         "asks to send data away",
@@ -585,6 +585,9 @@ _ANCHORS: list[tuple[str, ...]] = [
         "aggregat",
         "combin",
         "bundl",
+        "get",
+        "retriev",
+        "fetch",
     ),
     ("raw", "full", "entire", "complete", "whole"),
     (
