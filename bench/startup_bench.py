@@ -23,7 +23,7 @@ Last, one `python -X importtime` run of `lore search` lists the imports that cos
 one of the app lists what it imports before its first screen: in-process figures, printed
 beside the whole-process ones, not instead of them.
 
-Run: .venv/bin/python bench/startup_bench.py [--rounds N] [--only help,search,...]
+Run: .venv/bin/python bench/startup_bench.py [--rounds N] [--only search,notes,ask,history,...]
      [--vault PATH] [--no-bytecode-cache]
 """
 
@@ -67,6 +67,8 @@ FORBIDDEN_FOR_SEARCH = (
     "lore.core.ingest",
     "lore.core.gates",
     "lore.core.ask",
+    "asyncio",
+    "urllib.request",
 )
 
 
@@ -213,7 +215,12 @@ def build_cases(vault: Path, env: dict[str, str], only: set[str] | None) -> list
             1.3,
         ),
     ]
-    return [case for case in cases if only is None or case.name in only]
+    return [case for case in cases if only is None or named(case.name, only)]
+
+
+def named(case: str, only: set[str]) -> bool:
+    """Whether `--only` names the case, by its whole name or its first word (`notes`, `ask`)."""
+    return case in only or case.split()[0] in only
 
 
 def measure(cases: list[Case], rounds: int) -> None:
@@ -326,7 +333,11 @@ def importtime_report(vault: Path, env: dict[str, str], top: int = 20) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds (default 15)")
-    parser.add_argument("--only", help="comma-separated cases: help, search, notes list, ...")
+    parser.add_argument(
+        "--only",
+        help="comma-separated cases, by name or first word: help, search, notes, ask, history, "
+        "first screen",
+    )
     parser.add_argument(
         "--vault",
         type=Path,
@@ -355,7 +366,7 @@ def main() -> None:
         report(cases, args.rounds, pycache is not None)
         if not args.no_importtime:
             importtime_report(vault, env)
-            if only is None or "first screen" in only:
+            if only is None or named("first screen", only):
                 app_imports_report(vault, env)
 
 
