@@ -152,3 +152,21 @@ def test_words_are_cut_and_picked_as_the_estimate_of_their_join_allows() -> None
         assert _densest_words(sentence, limit, asked) == expected
         # Asked again, from what the sentence remembers.
         assert _densest_words(sentence, limit, asked) == expected
+
+
+def test_sentences_are_let_go_once_digested_while_their_words_stay_read() -> None:
+    from lore.core import fact_digest as digests
+
+    before = fact_digest("Phobos orbit?", "Phobos orbits Mars in 7.6 hours. Deimos is far.", [], 14)
+    assert digests._sentence.cache_info().currsize > 0
+    digests.forget_sentences()
+    assert digests._sentence.cache_info().currsize == 0
+    assert digests._question.cache_info().currsize == 0
+    assert digests._token.cache_info().currsize > 0
+    # Read again from the words alone, the digest is the same.
+    assert (
+        fact_digest("Phobos orbit?", "Phobos orbits Mars in 7.6 hours. Deimos is far.", [], 14)
+        == before
+    )
+    digests.forget_words()
+    assert digests._token.cache_info().currsize == 0

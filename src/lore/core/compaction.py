@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from lore.core.async_runner import AsyncRunner
 from lore.core.compaction_scan import Digest, LiveTurn, read_live, text_of, uncovered_record
-from lore.core.fact_digest import fact_digest, forget_words, roll_up
+from lore.core.fact_digest import fact_digest, forget_sentences, forget_words, roll_up
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
@@ -475,6 +475,8 @@ def _plan(
     live = read_live(
         store.history, start, covered, digest, settings.compact_threshold_tokens, before_fork
     )
+    if provider is None:
+        forget_sentences()
     report.live_turns_before = report.live_turns_after = len(live)
     report.live_tokens_before = report.live_tokens_after = sum(
         tokens for _, _, tokens, _, _ in live

@@ -36,7 +36,13 @@ _QUESTION_SHARE = 0.35
 _NOTES_SHARE = 0.25
 _MAX_CITED = 3
 # A history repeats its words: each is stemmed once.
-_stem = lru_cache(maxsize=65_536)(stem_word)
+_stem = lru_cache(maxsize=1 << 17)(stem_word)
+
+# Sentences and tokens a digest has read, as many as a history of 100,000 turns of real
+# notes holds: past that they are read again, which costs far more than they weigh.
+_SENTENCES = 1 << 17
+_TOKENS = 1 << 17
+_QUESTIONS = 1 << 16
 
 _Size = tuple[int, int, int]
 
@@ -111,12 +117,37 @@ _NUMBER_RANK, _QUESTION_WORD_RANK, _NAME_RANK, _OTHER_RANK = range(4)
 _QUESTION_RANK = (_OTHER_RANK, _QUESTION_WORD_RANK)
 
 
-@lru_cache(maxsize=32_768)
+@lru_cache(maxsize=_TOKENS)
 def _token(text: str) -> _Token:
+    characters = len(text)
+    if text.isascii():
+        outside = 0
+        if text.isalnum():
+            # One word, its own bare form: most tokens are read here.
+            lowered = text.lower()
+            stem = _stem(lowered)
+            telling = lowered not in STOPWORDS or lowered in _KEPT
+            digit = _has_digit(text)
+            capital = text[0].isupper()
+            stems: tuple[str, ...] = (stem,)
+            return _Token(
+                text,
+                characters,
+                0,
+                telling,
+                digit,
+                capital,
+                stems,
+                stems if lowered not in STOPWORDS else (),
+                stem,
+                capital,
+                _NUMBER_RANK if digit else _NAME_RANK if capital else _OTHER_RANK,
+            )
+    else:
+        outside = characters - len(text.encode("ascii", "ignore"))
     # A token of word characters only has no edge punctuation to strip.
     bare = text if text.isalnum() else _EDGE_PUNCTUATION.sub("", text)
     lowered = bare.lower()
-    characters, _, outside = _size(text)
     found = words(text)
     # Each once, in a tuple: the garbage collector soon stops looking at a tuple of strings,
     # where a set stays in its view.
@@ -125,17 +156,17 @@ def _token(text: str) -> _Token:
     digit = _has_digit(text)
     bare_capital = bare[:1].isupper()
     return _Token(
-        text=text,
-        characters=characters,
-        outside=outside,
-        telling=lowered not in STOPWORDS or lowered in _KEPT,
-        digit=digit,
-        capital=text[:1].isupper(),
-        stems=stems,
-        content_stems=stems if len(content) == len(found) else tuple(set(map(_stem, content))),
-        bare_stem=_stem(lowered),
-        bare_capital=bare_capital,
-        rank=_NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
+        text,
+        characters,
+        outside,
+        lowered not in STOPWORDS or lowered in _KEPT,
+        digit,
+        text[:1].isupper(),
+        stems,
+        stems if len(content) == len(found) else tuple(set(map(_stem, content))),
+        _stem(lowered),
+        bare_capital,
+        _NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
     )
 
 
@@ -175,62 +206,47 @@ def _has_digit(token: str) -> bool:
     return not token.isalpha() and any(map(str.isdigit, token))
 
 
-def _joined_size(tokens: Sequence[_Token]) -> _Size:
-    """The `_size` of the tokens joined by single spaces."""
-    return (
-        sum(map(_CHARACTERS, tokens)) + len(tokens) - 1,
-        len(tokens),
-        sum(map(_OUTSIDE, tokens)),
-    )
-
-
 class _Sentence(NamedTuple):
     """What a digest asks of one sentence of an answer, worked out once per sentence.
 
-    Answers quote notes, so a history holds the same sentences many times; everything here
-    depends on the sentence alone, and what depends on the question is found from it fast.
+    Answers quote notes, so a history holds the same sentences many times, and a long one
+    100,000 different ones: each is kept as no more than what weighs and measures it, so
+    that every sentence of a long history stays read at once in a few tens of MB.
     """
 
-    # Its telling tokens, and those joined by spaces: what a digest writes when it fits.
-    tokens: tuple[_Token, ...]
+    # Its telling tokens joined by spaces: what a digest writes when it fits.
     text: str
-    size: _Size
+    # The `_size` of `text`.
+    characters: int
+    words: int
+    outside: int
     # How much it states before the question's words are counted (three each): two for
     # each number, one for each name after its first word.
     weight: int
     # The stems of its tokens' words, each once, for the words it shares with the question.
     stems: tuple[str, ...]
-    # For `_densest_words`: each token's text, characters, rank and stem without its edges;
-    # when none of those stems is the question's, the positions in the order it tries them,
-    # and what that order keeps within each limit asked so far.
-    texts: tuple[str, ...]
-    lengths: tuple[int, ...]
-    ranks: tuple[int, ...]
-    bare: tuple[str, ...]
-    order: tuple[int, ...]
-    cuts: dict[int, str]
+
+    @property
+    def tokens(self) -> list[_Token]:
+        """Its telling tokens, read again from `text`: only a sentence too long for its
+        digest needs them, and then once."""
+        return list(map(_token, self.text.split()))
 
 
-@lru_cache(maxsize=32_768)
+@lru_cache(maxsize=_SENTENCES)
 def _sentence(text: str) -> _Sentence | None:
     """The sentence `text` as a digest reads it; None if it has no telling word."""
-    tokens = tuple(filter(_TELLING, map(_token, text.split())))
+    tokens = list(filter(_TELLING, map(_token, text.split())))
     if not tokens:
         return None
-    ranks = tuple(map(_RANK, tokens))
-    texts = tuple(map(_TEXT, tokens))
+    joined = " ".join(map(_TEXT, tokens))
     return _Sentence(
-        tokens,
-        " ".join(texts),
-        _joined_size(tokens),
+        joined,
+        len(joined),
+        len(tokens),
+        sum(map(_OUTSIDE, tokens)) if not joined.isascii() else 0,
         2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])),
         tuple(set().union(*map(_STEMS, tokens))),
-        texts,
-        tuple(map(_CHARACTERS, tokens)),
-        ranks,
-        tuple(map(_BARE_STEM, tokens)),
-        tuple(sorted(range(len(tokens)), key=ranks.__getitem__)),
-        {},
     )
 
 
@@ -283,32 +299,31 @@ def _fitting(tokens: list[_Token], limit: int) -> list[str]:
 def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[str]) -> str:
     """The words of a sentence that say most (numbers, the question's words, names), in
     their order, within `limit` tokens."""
-    tokens = sentence.tokens
-    if question_terms and not question_terms.isdisjoint(sentence.bare):
-        # A word of the question ranks after the numbers and before the names.
-        ranks = list(
-            map(
-                min,
-                sentence.ranks,
-                map(_QUESTION_RANK.__getitem__, map(question_terms.__contains__, sentence.bare)),
+    texts = sentence.text.split()
+    tokens = list(map(_token, texts))
+    ranks = list(map(_RANK, tokens))
+    if question_terms:
+        bare = list(map(_BARE_STEM, tokens))
+        if not question_terms.isdisjoint(bare):
+            # A word of the question ranks after the numbers and before the names.
+            ranks = list(
+                map(
+                    min,
+                    ranks,
+                    map(_QUESTION_RANK.__getitem__, map(question_terms.__contains__, bare)),
+                )
             )
-        )
-        order: Sequence[int] = sorted(range(len(tokens)), key=ranks.__getitem__)
-    else:
-        cut = sentence.cuts.get(limit)
-        if cut is not None:
-            return cut
-        order = sentence.order
+    order = sorted(range(len(tokens)), key=ranks.__getitem__)
     most = limit * 10 // 13
     room = 4 * limit
     # Each word is kept if it still fits. No more than `most` words ever fit the estimate,
     # so when the first `most` in order fit together, they are the ones kept.
     first = order[: max(0, most)]
-    characters = sum(map(sentence.lengths.__getitem__, first)) + len(first) - 1
+    characters = sum(map(len, map(texts.__getitem__, first))) + len(first) - 1
     # Characters outside ASCII are counted only in sentences that have some.
-    outside = sum(map(_OUTSIDE, map(tokens.__getitem__, first))) if sentence.size[2] else 0
+    outside = sum(map(_OUTSIDE, map(tokens.__getitem__, first))) if sentence.outside else 0
     if characters <= room and outside <= limit:
-        kept = list(first)
+        kept = first
     else:
         # The estimate written out as in `_Tally`; once not one more word or character
         # fits, nothing further can be kept.
@@ -325,13 +340,10 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
                 outside += token.outside
                 kept.append(position)
     kept.sort()
-    cut = " ".join(map(sentence.texts.__getitem__, kept))
-    if order is sentence.order:
-        sentence.cuts[limit] = cut
-    return cut
+    return " ".join(map(texts.__getitem__, kept))
 
 
-@lru_cache(maxsize=32_768)
+@lru_cache(maxsize=_QUESTIONS)
 def _question(question: str, max_tokens: int) -> tuple[str, frozenset[str], int]:
     """A question as a digest of `max_tokens` writes it, the stems of its words that are not
     stopwords, and the room the line leaves for the answer's facts when it names no note.
@@ -381,20 +393,21 @@ def fact_digest(
         scores = [-found.weight for found in sentences]
     ranked = sorted(zip(scores, range(len(sentences)), strict=True))
     richest = sentences[ranked[0][1]]
-    characters, words, outside = richest.size
+    characters, words, outside = richest.characters, richest.words, richest.outside
     if max(-(-characters // 4), -(-words * 13 // 10), outside) > room:
         # Not even the richest sentence fits whole: its most telling words, then.
         return _joined(asked, _densest_words(richest, room, wanted), notes)
     # As many more as fit, the `_Tally` of those chosen written out.
     chosen = [ranked[0][1]]
     for _, index in ranked[1:]:
-        size = sentences[index].size
-        after = characters + 1 + size[0]
-        tokens = max(-(-after // 4), -(-(words + size[1]) * 13 // 10), outside + size[2])
+        found = sentences[index]
+        after = characters + 1 + found.characters
+        more = found.words
+        tokens = max(-(-after // 4), -(-(words + more) * 13 // 10), outside + found.outside)
         if tokens <= room:
             characters = after
-            words += size[1]
-            outside += size[2]
+            words += more
+            outside += found.outside
             chosen.append(index)
     chosen.sort()
     return _joined(asked, " ".join([sentences[index].text for index in chosen]), notes)
@@ -437,6 +450,15 @@ def forget_words() -> None:
     it, a long history's would stay in memory for nothing, and make every later pass of
     the garbage collector and the end of the process slower."""
     for cache in (_token, _stem, _sentence, _question, _notes, _line):
+        cache.cache_clear()
+
+
+def forget_sentences() -> None:
+    """Let go of the sentences and questions read so far, keeping their words.
+
+    Once a history's turns are digested, only summaries of summaries read on, from lines
+    of the same words: its 100,000s of sentences would only hold memory those need."""
+    for cache in (_sentence, _question, _notes):
         cache.cache_clear()
 
 
