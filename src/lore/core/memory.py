@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from lore.core.history import HistoryStore, decode_turn
-from lore.core.storage import atomic_write_text
+from lore.core.storage import atomic_write_stream
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
@@ -68,15 +68,23 @@ class MemoryState(BaseModel):
 
 def render_state(state: MemoryState) -> str:
     """JSON with one entry per line: valid for any reader, and still greppable by a person."""
+    return "".join(_rendered(state))
+
+
+def _rendered(state: MemoryState) -> Iterator[str]:
+    """`render_state` in pieces, an entry at a time: a long archive is written without
+    holding its whole text (and each entry's as a dict) in memory at once."""
     head = state.model_dump(mode="json", exclude={"entries"})
-    lines = [
-        json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) for entry in state.entries
-    ]
-    body = ",\n".join(lines)
     head_text = json.dumps(head, ensure_ascii=False)[:-1]
-    return (
-        f'{head_text}, "entries": [\n{body}\n]}}\n' if lines else f'{head_text}, "entries": []}}\n'
-    )
+    if not state.entries:
+        yield f'{head_text}, "entries": []}}\n'
+        return
+    yield f'{head_text}, "entries": [\n'
+    separator = ""
+    for entry in state.entries:
+        yield separator + json.dumps(entry.model_dump(mode="json"), ensure_ascii=False)
+        separator = ",\n"
+    yield "\n]}\n"
 
 
 class MemoryStore:
@@ -134,7 +142,7 @@ class MemoryStore:
 
     def save(self, state: MemoryState) -> None:
         """Replace the archive in one atomic step. The caller holds the vault lock."""
-        atomic_write_text(self.path, render_state(state))
+        atomic_write_stream(self.path, lambda handle: handle.writelines(_rendered(state)))
         with self._guard:
             self._state, self._stamp, self.problem = state, None, None
 
