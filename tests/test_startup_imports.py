@@ -60,6 +60,8 @@ NEVER_FOR_SEARCH = [
     # whoosh's uses of them are stood in for (lore.core.search.whoosh_import).
     "asyncio",
     "urllib.request",
+    # Their tables are Text throughout, with no emoji codes to look up.
+    "rich._emoji_codes",
 ]
 # The help reads no vault, settings or index, and draws nothing: none of their modules or
 # libraries, and not Rich.

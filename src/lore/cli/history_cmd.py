@@ -107,11 +107,13 @@ def _turn_table(turns: list[Turn], title: str) -> Table:
     from rich.text import Text
 
     table = Table(title=plain(title), title_justify="left")
-    table.add_column("Id", style="dim", no_wrap=True)
-    table.add_column("When", no_wrap=True)
-    table.add_column("Question", ratio=1, min_width=16, no_wrap=True, overflow="ellipsis")
-    table.add_column("Tokens", justify="right", no_wrap=True)
-    table.add_column("Time", justify="right", no_wrap=True)
+    # Every cell and heading is Text: a str is read for markup and emoji codes, and Rich's
+    # table of emoji codes took longer to import than listing the turns takes.
+    table.add_column(plain("Id"), style="dim", no_wrap=True)
+    table.add_column(plain("When"), no_wrap=True)
+    table.add_column(plain("Question"), ratio=1, min_width=16, no_wrap=True, overflow="ellipsis")
+    table.add_column(plain("Tokens"), justify="right", no_wrap=True)
+    table.add_column(plain("Time"), justify="right", no_wrap=True)
     for turn in turns:
         question = plain(_one_line(turn.question, 80))
         if turn.status != "ok":
@@ -120,8 +122,8 @@ def _turn_table(turns: list[Turn], title: str) -> Table:
             plain(turn.id),
             plain(turn.time.replace("T", " ")[5:16]),
             question,
-            _tokens(turn),
-            _ms(turn.timings.total_ms),
+            plain(_tokens(turn)),
+            plain(_ms(turn.timings.total_ms)),
         )
     return table
 

@@ -231,11 +231,12 @@ def cmd_notes_list(ctx: Context) -> int:
             else None
         ),
     )
-    table.add_column("Title")
-    table.add_column("Tags", style="cyan")
-    table.add_column("Trust")
-    table.add_column("Updated", style="dim")
-    table.add_column("Path", style="dim")
+    # Headings as Text too, as in cmd_search: no markup or emoji codes to read.
+    table.add_column(plain("Title"))
+    table.add_column(plain("Tags"), style="cyan")
+    table.add_column(plain("Trust"))
+    table.add_column(plain("Updated"), style="dim")
+    table.add_column(plain("Path"), style="dim")
     for doc in shown:
         title = plain(doc["title"])
         if doc.get("status") == "superseded":
@@ -386,17 +387,19 @@ def cmd_search(ctx: Context) -> int:
         return 0
     noun = "hit" if len(hits) == 1 else "hits"
     table = Table(title=plain(f"{len(hits)} {noun} for {query!r}"), show_lines=True)
-    table.add_column("#", justify="right", style="dim")
-    table.add_column("Title", style="bold")
-    table.add_column("Snippet", ratio=3)
-    table.add_column("Score", justify="right", style="dim")
+    # Every cell and heading is Text: a str is read for markup and emoji codes, and Rich's
+    # table of emoji codes alone took longer to import than a search took to run.
+    table.add_column(plain("#"), justify="right", style="dim")
+    table.add_column(plain("Title"), style="bold")
+    table.add_column(plain("Snippet"), ratio=3)
+    table.add_column(plain("Score"), justify="right", style="dim")
     for number, hit in enumerate(hits, 1):
         title = plain(hit.title)
         if hit.trust == "untrusted":
             title.append(" (untrusted)", style="red")
         if hit.status == "superseded":
             title.append(" (superseded)", style="dim")
-        table.add_row(str(number), title, _hit_snippet(hit), f"{hit.score:.2f}")
+        table.add_row(plain(str(number)), title, _hit_snippet(hit), plain(f"{hit.score:.2f}"))
     ctx.console.print(table)
     return 0
 
