@@ -120,6 +120,13 @@ def test_notes_list_loads_no_more_than_search(vault: Path) -> None:
     assert report["loaded"] == []
 
 
+def test_history_loads_no_more_than_search_and_not_the_index(vault: Path) -> None:
+    report = run_lore(["--vault", str(vault), "history"], [*NEVER_FOR_SEARCH, "whoosh"])
+    assert report["code"] == 0
+    assert "turns, newest first" in report["output"]
+    assert report["loaded"] == []
+
+
 def test_help_loads_no_vault_settings_or_index_module() -> None:
     report = run_lore(["--help"], NEVER_FOR_HELP)
     assert report["code"] == 0
