@@ -121,9 +121,11 @@ def test_notes_list_loads_no_more_than_search(vault: Path) -> None:
 
 
 def test_history_loads_no_more_than_search_and_not_the_index(vault: Path) -> None:
+    asked = run_lore(["--vault", str(vault), "--provider", "offline", "ask", "what is Europa?"], [])
+    assert asked["code"] == 0
     report = run_lore(["--vault", str(vault), "history"], [*NEVER_FOR_SEARCH, "whoosh"])
     assert report["code"] == 0
-    assert "turns, newest first" in report["output"]
+    assert "what is Europa?" in report["output"]
     assert report["loaded"] == []
 
 
