@@ -47,6 +47,8 @@ _STRICT = {"extra": "forbid"}
 
 @dataclass
 class VaultSettings:
+    """`vault:` in lore.yaml: what the vault is called, and the largest note it reads."""
+
     __pydantic_config__ = _STRICT
     name: str | None = None
     max_note_bytes: Annotated[int, Gt(0)] = 5_000_000
@@ -54,12 +56,16 @@ class VaultSettings:
 
 @dataclass
 class SearchSettings:
+    """`search:`: how many hits a search shows unless asked for more."""
+
     __pydantic_config__ = _STRICT
     default_limit: Annotated[int, Gt(0), Le(1000)] = 10
 
 
 @dataclass
 class IngestSettings:
+    """`ingest:`: how sources are read, fetched and split into claims."""
+
     __pydantic_config__ = _STRICT
     chunk_chars: Annotated[int, Ge(200)] = 3000
     max_source_bytes: Annotated[int, Gt(0)] = 25_000_000
@@ -76,6 +82,8 @@ class IngestSettings:
 
 @dataclass
 class GateSettings:
+    """`gates:`: which admission gates run, and the thresholds they judge by."""
+
     __pydantic_config__ = _STRICT
     sanitise: bool = True
     trust: bool = True
@@ -95,6 +103,8 @@ class GateSettings:
 
 @dataclass
 class ProviderSettings:
+    """`provider:`: the model answers come from, and how it is reached."""
+
     __pydantic_config__ = _STRICT
     name: ProviderName = "offline"
     model: str = ""
@@ -109,6 +119,8 @@ class ProviderSettings:
 
 @dataclass
 class AskSettings:
+    """`ask:`: the token budget of a prompt, section by section, and the notes it draws on."""
+
     __pydantic_config__ = _STRICT
     budget_tokens: Annotated[int, Ge(0)] = 4096
     instructions_tokens: Annotated[int, Ge(0)] = 400
@@ -123,6 +135,8 @@ class AskSettings:
 
 @dataclass
 class HistorySettings:
+    """`history:`: when and how older turns are compacted into memory."""
+
     __pydantic_config__ = _STRICT
     compact_threshold_tokens: Annotated[int, Gt(0)] = 6000
     keep_recent_turns: Annotated[int, Ge(0)] = 6
@@ -132,6 +146,8 @@ class HistorySettings:
 
 @dataclass
 class UISettings:
+    """`ui:`: the app's theme."""
+
     __pydantic_config__ = _STRICT
     theme: str | None = None
 
@@ -150,6 +166,8 @@ class McpSettings:
 
 @dataclass
 class VersioningSettings:
+    """`versioning:`: whether each change Lore makes is committed."""
+
     __pydantic_config__ = _STRICT
     # Commit each change Lore makes: unset, yes in a repository `lore init` made and no in
     # a git repository of your own; true or false decides for either.
@@ -158,6 +176,8 @@ class VersioningSettings:
 
 @dataclass
 class LoreConfig:
+    """Every section of the settings, each with its defaults."""
+
     __pydantic_config__ = _STRICT
     vault: VaultSettings = field(default_factory=VaultSettings)
     search: SearchSettings = field(default_factory=SearchSettings)
