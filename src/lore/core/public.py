@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         make_visible,
     )
     from lore.core.search import SearchHit
+    from lore.core.theme_cache import themes_at_start
     from lore.core.themes import (
         DEFAULT_THEME,
         LORE_VARIABLES,
@@ -148,6 +149,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "remember_theme",
         "remembered_theme",
     ),
+    "lore.core.theme_cache": ("themes_at_start",),
     "lore.core.tokens": ("estimate_tokens",),
     "lore.core.turns": ("Turn",),
     "lore.core.versioning.versions": (
@@ -227,6 +229,7 @@ __all__ = [
     "remember_theme",
     "remembered_theme",
     "summarise",
+    "themes_at_start",
     "turn_markdown",
     "turn_summary",
     "visible",

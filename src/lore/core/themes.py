@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from lore.config import load_yaml_file
 from lore.core.storage import atomic_write_text
 from lore.errors import ConfigError
@@ -106,7 +104,7 @@ def load_theme_file(path: Path) -> ThemeSpec:
     return parse_theme(load_yaml_file(path), path)
 
 
-def _theme_files(folder: Path) -> list[Path]:
+def theme_files(folder: Path) -> list[Path]:
     try:
         return sorted(
             path for path in folder.iterdir() if path.suffix in (".yaml", ".yml") and path.is_file()
@@ -120,7 +118,7 @@ def load_themes(user_folder: Path | None = None) -> ThemeCatalogue:
     catalogue = ThemeCatalogue()
     folders = [bundled_themes_dir(), user_folder or user_dirs().themes]
     for folder in folders:
-        for path in _theme_files(folder):
+        for path in theme_files(folder):
             try:
                 spec = load_theme_file(path)
             except ConfigError as exc:
@@ -148,6 +146,8 @@ def remembered_theme(state_file: Path | None = None) -> str | None:
 
 def remember_theme(name: str, state_file: Path | None = None) -> None:
     """Persist the chosen theme beside any other UI preferences already in the state file."""
+    import yaml
+
     path = state_file or user_dirs().state_file
     state = _read_state(path)
     state["theme"] = name

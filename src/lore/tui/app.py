@@ -29,7 +29,7 @@ from textual.widget import MountError, Widget
 from textual.widgets import Tab, Tabs
 from textual.worker import Worker, get_current_worker
 
-from lore.core.public import DEFAULT_THEME, remember_theme, remembered_theme
+from lore.core.public import DEFAULT_THEME, remember_theme, themes_at_start
 from lore.core.session import LoreSession
 from lore.errors import LoreError
 from lore.tui.held_text import notify_plain
@@ -147,11 +147,12 @@ class LoreApp(App[None]):
         self._gc_thresholds: tuple[int, int, int] | None = None
         # Theme files are tiny and decide how the first screen looks, so they are read here,
         # before the first frame, rather than swapping colours a moment after it.
-        themes, self._theme_problems = load_textual_themes()
+        catalogue, remembered = themes_at_start()
+        themes, self._theme_problems = load_textual_themes(catalogue)
         for theme in themes:
             self.register_theme(theme)
             self._lore_themes.append(theme.name)
-        self._initial_theme = self._pick_theme()
+        self._initial_theme = self._pick_theme(remembered)
         # Work a pane would start as the first screen is drawn waits until it is whole.
         self._first_screen_drawn = False
         self._waiting_for_first_screen: list[Callable[[], object]] = []
@@ -450,8 +451,8 @@ class LoreApp(App[None]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return lore_variable_defaults(self.current_theme)
 
-    def _pick_theme(self) -> str:
-        wanted = [remembered_theme(), self.session.config.ui.theme, DEFAULT_THEME]
+    def _pick_theme(self, remembered: str | None) -> str:
+        wanted = [remembered, self.session.config.ui.theme, DEFAULT_THEME]
         for name in wanted:
             if name and name in self.available_themes:
                 return name

@@ -36,9 +36,10 @@ def lore_variable_defaults(theme: Theme) -> dict[str, str]:
     return defaults
 
 
-def load_textual_themes() -> tuple[list[Theme], list[str]]:
-    """Every usable theme, and one line per theme file that could not be used."""
-    catalogue: ThemeCatalogue = load_themes()
+def load_textual_themes(catalogue: ThemeCatalogue | None = None) -> tuple[list[Theme], list[str]]:
+    """Every usable theme of `catalogue` (read from the theme files when not given), and one
+    line per theme file that could not be used."""
+    catalogue = catalogue or load_themes()
     themes: list[Theme] = []
     problems = list(catalogue.problems)
     for spec in catalogue.themes.values():
