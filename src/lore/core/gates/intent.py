@@ -66,8 +66,10 @@ _AUTHOR_VERB = (
 )
 _MODEL_NAME = r"(?:mixtral|mistral|llama|qwen|grok|deepseek|gemma|bard|command[\s-]r)"
 
-# Between the words a rule links, `(?:[^.!?\n]|\.(?=\S))` is any stretch of one sentence: a dot
-# followed by more than a space (an address, a file name, a version) does not end it.
+# Any stretch of one sentence, between the words a rule links: a dot followed by more than a
+# space (an address, a file name, a version) does not end it.
+_IN_SENTENCE = r"(?:[^.!?\n]|\.(?=\S))"
+
 _RULES: list[tuple[str, str]] = [
     # Addressed to a model.
     (
@@ -127,7 +129,7 @@ _RULES: list[tuple[str, str]] = [
     (
         "addressed to an AI",
         r"\b(?:\w*gpt|chatbot|language\s+model|llm|ai\s+assistant|ai\s+model)s?\s+(?:will|must|should"
-        r"|can|is\s+(?:now|allowed|free|able)|has\s+(?:been|no))\b(?:[^.!?\n]|\.(?=\S)){0,60}?\b(?:any|every|all"
+        rf"|can|is\s+(?:now|allowed|free|able)|has\s+(?:been|no))\b{_IN_SENTENCE}{{0,60}}?\b(?:any|every|all"
         r"|anything|no\s+(?:rules|restrictions|limits|filters|policies))\b",
     ),
     (
@@ -150,7 +152,7 @@ _RULES: list[tuple[str, str]] = [
     (
         "asks to move money",
         r"\b(?:send|transfer|wire|pay|move)\s+(?:\S+\s+){0,6}?(?:money|funds|\$\s?\d|€\s?\d|£\s?\d"
-        r"|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros)|a\s+transaction|a\s+payment)\b(?:[^.!?\n]|\.(?=\S)){0,80}?"
+        rf"|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros)|a\s+transaction|a\s+payment)\b{_IN_SENTENCE}{{0,80}}?"
         r"\b(?:to|into)\s+(?:the\s+)?(?:account|iban|wallet|[a-z]{2}\d{2}[a-z0-9]{10,})",
     ),
     (
@@ -177,23 +179,23 @@ _RULES: list[tuple[str, str]] = [
         # "create a plan that will double my money". A manual's imperatives serve its reader.
         "asks the reader for an answer",
         rf"(?:^|[.!?:;,*]\s*|\n|\b(?:please|kindly|now|then|and|also|just)\s+){_AUTHOR_VERB}\b"
-        r"(?:(?:[^.!?\n]|\.(?=\S)){0,80}?\b(?:for\s+me|i\s+(?:should|could|can|might|would|must))\b"
-        r"|(?:[^.!?\n]|\.(?=\S)){0,60}?\b(?:that|which|to)\s+(?:[^.!?\n]|\.(?=\S)){0,40}?\bmy\b)",
+        rf"(?:{_IN_SENTENCE}{{0,80}}?\b(?:for\s+me|i\s+(?:should|could|can|might|would|must))\b"
+        rf"|{_IN_SENTENCE}{{0,60}}?\b(?:that|which|to)\s+{_IN_SENTENCE}{{0,40}}?\bmy\b)",
     ),
     (
         "redefines the rules",
         r"\bregardless\s+of\s+(?:(?:any|all|your|my)\s+(?:\w+\s+)?|(?:the\s+)?(?:previous|prior"
         r"|pre-?existing|earlier|original)\s+)(?:input|instructions|guidelines|rules|restrictions"
-        r"|policies|programming|limitations)|\bno\s+matter\s+what\b(?:[^.!?\n]|\.(?=\S)){0,40}?\b(?:instructions"
+        rf"|policies|programming|limitations)|\bno\s+matter\s+what\b{_IN_SENTENCE}{{0,40}}?\b(?:instructions"
         r"|rules|polic(?:y|ies)|guidelines|restrictions)\b|(?:^|\n)\W*(?:new|updated|important|urgent)\s+"
         r"(?:important\s+|new\s+)?(?:instructions|directives)\W*(?:$|\n)",
     ),
     (
         # The text before a document is the prompt that read it: it starts "You are".
         "asks for the hidden prompt",
-        r"(?:above|before|earlier|preceding|previous|prior|first)\b(?:[^.!?\n]|\.(?=\S)){0,80}?\bstart\w*\s+with"
+        rf"(?:above|before|earlier|preceding|previous|prior|first)\b{_IN_SENTENCE}{{0,80}}?\bstart\w*\s+with"
         r"\s+[\"'“‘]?you\s+are\b|\b(?:repeat|print|output|show|reveal|recite|list|go\s+(?:line\s+by"
-        r"\s+line|through))\b(?:[^.!?\n]|\.(?=\S)){0,40}?\b(?:above|before)\s+this\s+(?:message|line|point|text"
+        rf"\s+line|through))\b{_IN_SENTENCE}{{0,40}}?\b(?:above|before)\s+this\s+(?:message|line|point|text"
         r"|prompt|sentence)\b",
     ),
     (
@@ -217,7 +219,7 @@ _RULES: list[tuple[str, str]] = [
     (
         # Parts handed out: "I'll be the captain, and you will be the pirate".
         "casts the reader in a role",
-        r"\b(?:i['’]ll|i\s+will|i\s+am\s+going\s+to)\s+(?:be|play)\s+(?:[^.!?\n]|\.(?=\S)){1,60}?\band\s+you"
+        rf"\b(?:i['’]ll|i\s+will|i\s+am\s+going\s+to)\s+(?:be|play)\s+{_IN_SENTENCE}{{1,60}}?\band\s+you"
         r"\s+(?:will|['’]ll|are\s+going\s+to)\s+(?:be|play)\b|\b(?:take\s+on|adopt|assume"
         r"|switch\s+to)\s+(?:the\s+|a\s+|an\s+)?(?:exact\s+)?(?:opposite\s+|new\s+|different\s+)?"
         r"(?:personality|persona)\b",
@@ -250,13 +252,13 @@ _RULES: list[tuple[str, str]] = [
     (
         "steers the reply",
         rf"\b(?:before|after|when|while|once)\s+you\s+(?:answer|respond|reply|summari[sz]e|generate"
-        rf"|write\s+(?:your|the)\s+{_REPLY})\b(?:[^.!?\n]|\.(?=\S)){{0,40}}?\b(?:the\s+user|this|it|the\s+(?:question"
+        rf"|write\s+(?:your|the)\s+{_REPLY})\b{_IN_SENTENCE}{{0,40}}?\b(?:the\s+user|this|it|the\s+(?:question"
         r"|query|request|document|page|text|e-?mail|conversation))"
         r"|\b(?:before|after|when|while)\s+(?:answering|responding\s+to|replying\s+to)\s+the\s+user\b",
     ),
     (
         "steers the reply",
-        rf"\b(?:append|include|insert|add|output|print|repeat|prefix|mention|write|embed|render)\b\s+(?!your\b|you\b)(?:[^.!?\n]|\.(?=\S)){{0,80}}?\b(?:to|in|into|at|of|with"
+        rf"\b(?:append|include|insert|add|output|print|repeat|prefix|mention|write|embed|render)\b\s+(?!your\b|you\b){_IN_SENTENCE}{{0,80}}?\b(?:to|in|into|at|of|with"
         rf"|within|inside)\s+(?:the\s+(?:end|start|beginning|top|bottom)\s+of\s+)?(?:your\s+(?:\w+\s+)?"
         rf"{_REPLY}s?|(?:each|every)\s+(?:reply|response|answer)s?)\b",
     ),
@@ -269,7 +271,7 @@ _RULES: list[tuple[str, str]] = [
         "steers the reply",
         r"\b(?:include|append|insert|output|print|repeat|add)\s+(?:\w+\s+){0,3}?(?:exact\s+|following\s+"
         r"|verification\s+|secret\s+|confirmation\s+|tracking\s+)?(?:token|code|string|phrase"
-        r"|canary|marker|password|keyword|url|link|image)\b(?:[^.!?\n]|\.(?=\S)){0,60}?\b(?:verbatim|exactly"
+        rf"|canary|marker|password|keyword|url|link|image)\b{_IN_SENTENCE}{{0,60}}?\b(?:verbatim|exactly"
         r"|as\s+it\s+is|word\s+for\s+word|in\s+full)",
     ),
     (
@@ -280,32 +282,32 @@ _RULES: list[tuple[str, str]] = [
     ),
     (
         "obeys hidden text",
-        r"\b(?:decode|decrypt|deobfuscate|unscramble|translate|reverse)\b(?:[^.!?\n]|\.(?=\S)){0,60}?\b(?:and|then)\s+"
+        rf"\b(?:decode|decrypt|deobfuscate|unscramble|translate|reverse)\b{_IN_SENTENCE}{{0,60}}?\b(?:and|then)\s+"
         r"(?:\w+\s+)?(?:follow|obey|carry\s+out|do\s+(?:what|as)|act\s+on|comply)",
     ),
     # Calling tools.
     (
         "asks for a tool call",
         rf"\b(?:call|invoke|use|run|execute|trigger|fire|perform|issue)\s+(?:the\s+)?[`'\"]?{_SNAKE_TOOL}"
-        rf"[`'\"]?(?:\s*\([^)]{{0,80}}\))?(?:[^.!?\n]|\.(?=\S)){{0,80}}?(?:{_URL_OR_ADDRESS}|\btool\b|\bfunction\b"
+        rf"[`'\"]?(?:\s*\([^)]{{0,80}}\))?{_IN_SENTENCE}{{0,80}}?(?:{_URL_OR_ADDRESS}|\btool\b|\bfunction\b"
         rf"|{_REPLY_VERB}|\b(?:the|this)\s+(?:\w+\s+)?{_SECRETS}\b)",
     ),
     (
         "asks for a tool call",
         rf"\b(?:call|invoke|use|run|execute|trigger)\s+(?:the\s+)?(?:\w+\s+)?(?:tool|function|plugin"
-        rf"|api|action)\b(?:[^.!?\n]|\.(?=\S)){{0,60}}?(?:{_URL_OR_ADDRESS}|{_REPLY_VERB})",
+        rf"|api|action)\b{_IN_SENTENCE}{{0,60}}?(?:{_URL_OR_ADDRESS}|{_REPLY_VERB})",
     ),
     (
         "asks to send data away",
         rf"\b(?:send|e-?mail|mail|post|forward|upload|transmit|exfiltrate|leak|share|submit|copy"
-        rf"|export|deliver|relay|paste)\b(?:[^.!?\n]|\.(?=\S)){{0,80}}?\b(?:the|this|these|those|all|every|any"
-        rf"|their|its|them|it|user['’]?s?)\s+(?:[\w-]+\s+){{0,4}}?{_SENSITIVE}\b(?:[^.!?\n]|\.(?=\S)){{0,80}}?"
+        rf"|export|deliver|relay|paste)\b{_IN_SENTENCE}{{0,80}}?\b(?:the|this|these|those|all|every|any"
+        rf"|their|its|them|it|user['’]?s?)\s+(?:[\w-]+\s+){{0,4}}?{_SENSITIVE}\b{_IN_SENTENCE}{{0,80}}?"
         rf"\b(?:to|at|into|via|on)\s+(?:the\s+)?(?:[\w-]+[\s,]+){{0,4}}?{_URL_OR_ADDRESS}",
     ),
     (
         "asks to send data away",
         rf"\b(?:collect|gather|extract|harvest|grab|dump|compile|concatenate|aggregate|combine"
-        rf"|bundle|get|retrieve|fetch)\b(?:[^.!?\n]|\.(?=\S)){{0,60}}?{_SENSITIVE}"
+        rf"|bundle|get|retrieve|fetch)\b{_IN_SENTENCE}{{0,60}}?{_SENSITIVE}"
         rf"[^!?\n]{{0,80}}?\b(?:send|e-?mail|post|forward|upload|transmit)\b",
     ),
     (
@@ -324,8 +326,8 @@ _RULES: list[tuple[str, str]] = [
     ),
     (
         "redefines the rules",
-        r"\bfrom\s+(?:now|this\s+(?:point|moment))\s+on\b(?:[^.!?\n]|\.(?=\S)){0,60}?\b(?:you(?:['’]re|\s+are)\s+(?:now\s+)?"
-        r"(?:known\s+as|called|named|going\s+to\s+(?:act|pretend|be)|(?:a|the)\s+character|\w+,)|you\b(?:[^.!?\n]|\.(?=\S)){0,40}?"
+        rf"\bfrom\s+(?:now|this\s+(?:point|moment))\s+on\b{_IN_SENTENCE}{{0,60}}?\b(?:you(?:['’]re|\s+are)\s+(?:now\s+)?"
+        rf"(?:known\s+as|called|named|going\s+to\s+(?:act|pretend|be)|(?:a|the)\s+character|\w+,)|you\b{_IN_SENTENCE}{{0,40}}?"
         r"(?:no\s+(?:restrictions|rules|limits|limitations|filters|guidelines|boundaries|censorship)"
         r"|unrestricted|uncensored|unfiltered|comply|obey|every\s+request|anything|act\s+as|respond"
         r"\s+as|answer\s+as|pretend|are\s+(?:a|an|my|now|free|no\s+longer)\b|will\s+(?:only\s+)?"
@@ -386,8 +388,8 @@ _RULES: list[tuple[str, str]] = [
     ),
     (
         "link carries data out",
-        rf"\b(?:replace|substitute|fill\s+in|swap|encode)\b(?:[^.!?\n]|\.(?=\S)){{0,60}}?\b(?:with|by|using|as)\b"
-        rf"(?:[^.!?\n]|\.(?=\S)){{0,60}}?\b(?:the\s+|your\s+|this\s+)?(?:\w+\s+)?{_SENSITIVE}\b(?:[^.!?\n]|\.(?=\S)){{0,80}}?"
+        rf"\b(?:replace|substitute|fill\s+in|swap|encode)\b{_IN_SENTENCE}{{0,60}}?\b(?:with|by|using|as)\b"
+        rf"{_IN_SENTENCE}{{0,60}}?\b(?:the\s+|your\s+|this\s+)?(?:\w+\s+)?{_SENSITIVE}\b{_IN_SENTENCE}{{0,80}}?"
         rf"(?:https?://|\burl\b|\blink\b|\bimage\b|!\[)",
     ),
     # Declaring the reader's rules void: "safety restrictions are waived", "lift all content
