@@ -1,4 +1,4 @@
-"""whoosh without asyncio or urllib.request: what the search package does before it imports whoosh.
+"""whoosh without asyncio or urllib.request: done by the search package before it imports whoosh.
 
 Two modules whoosh imports first pull in standard modules a search never uses:
 
@@ -9,7 +9,7 @@ Two modules whoosh imports first pull in standard modules a search never uses:
 - `whoosh.compat` imports `urlretrieve` from urllib.request (and with it http.client, email,
   ssl, ...) for Python 2 compatibility; nothing in whoosh calls it.
 
-Together they were over a fifth of the start-up of `lore search`. So, when neither the module
+Together they were about a fifth of what `lore search` spent importing. So, when neither the module
 nor what it imports has been imported yet, each is imported with a stand-in in `sys.modules`
 for the standard module, and keeps the stand-in as its own name for it: `_AsyncioOnDemand`
 answers `iscoroutinefunction` as asyncio would, `_UrllibRequestOnDemand` has an
