@@ -76,8 +76,8 @@ def test_an_offline_compaction_lets_go_of_the_sentences_it_read(vault: Vault) ->
     bulk_append(vault, [random_turn(rng, number) for number in range(40)])
     compact(vault)
     assert MemoryStore(vault).levels()[1]
-    assert fact_digest._sentence.cache_info().currsize == 0
-    assert fact_digest._token.cache_info().currsize == 0
+    assert not fact_digest._known_sentences
+    assert not fact_digest._known_tokens
 
 
 def test_cancelled_and_failed_turns_are_covered_but_not_summarised(vault: Vault) -> None:

@@ -19,7 +19,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import add, itemgetter
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from lore.core.passages import STOPWORDS, words
 from lore.core.search.query import stem_word
@@ -35,14 +35,36 @@ _KEPT = frozenset(_KEPT_TEXT.split())
 _QUESTION_SHARE = 0.35
 _NOTES_SHARE = 0.25
 _MAX_CITED = 3
-# A history repeats its words: each is stemmed once.
-_stem = lru_cache(maxsize=1 << 17)(stem_word)
+_V = TypeVar("_V")
 
-# Sentences and tokens a digest has read, as many as a history of 100,000 turns of real
-# notes holds: past that they are read again, which costs far more than they weigh.
-_SENTENCES = 1 << 17
-_TOKENS = 1 << 17
-_QUESTIONS = 1 << 16
+
+class _Read(dict[str, _V]):
+    """What `read` makes of each text, made once: a dict, emptied when it holds `limit`.
+
+    A history repeats its words and sentences, and a digest looks each up again and
+    again: a plain dict's lookup costs half of an LRU cache's, and a long history's words
+    and sentences fit within the limit, so none is ever read twice."""
+
+    def __init__(self, read: Callable[[str], _V], limit: int) -> None:
+        super().__init__()
+        self.read = read
+        self.limit = limit
+
+    def __missing__(self, text: str) -> _V:
+        if len(self) >= self.limit:
+            self.clear()
+        value = self[text] = self.read(text)
+        return value
+
+
+# Sentences, tokens and stems a digest has read, as many as a history of 100,000 turns of
+# real notes holds: past that they are read again, which costs far more than they weigh.
+_MAX_SENTENCES = 1 << 17
+_MAX_TOKENS = 1 << 17
+_MAX_STEMS = 1 << 17
+_MAX_QUESTIONS = 1 << 16
+_known_stems: _Read[str] = _Read(stem_word, _MAX_STEMS)
+_stem = _known_stems.__getitem__
 
 _Size = tuple[int, int, int]
 
@@ -117,8 +139,7 @@ _NUMBER_RANK, _QUESTION_WORD_RANK, _NAME_RANK, _OTHER_RANK = range(4)
 _QUESTION_RANK = (_OTHER_RANK, _QUESTION_WORD_RANK)
 
 
-@lru_cache(maxsize=_TOKENS)
-def _token(text: str) -> _Token:
+def _read_token(text: str) -> _Token:
     characters = len(text)
     if text.isascii():
         outside = 0
@@ -168,6 +189,10 @@ def _token(text: str) -> _Token:
         bare_capital,
         _NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
     )
+
+
+_known_tokens: _Read[_Token] = _Read(_read_token, _MAX_TOKENS)
+_token = _known_tokens.__getitem__
 
 
 # A sentence ends at a line break, or at a full stop, question or exclamation mark followed
@@ -233,8 +258,7 @@ class _Sentence(NamedTuple):
         return list(map(_token, self.text.split()))
 
 
-@lru_cache(maxsize=_SENTENCES)
-def _sentence(text: str) -> _Sentence | None:
+def _read_sentence(text: str) -> _Sentence | None:
     """The sentence `text` as a digest reads it; None if it has no telling word."""
     tokens = list(filter(_TELLING, map(_token, text.split())))
     if not tokens:
@@ -248,6 +272,10 @@ def _sentence(text: str) -> _Sentence | None:
         2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])),
         tuple(set().union(*map(_STEMS, tokens))),
     )
+
+
+_known_sentences: _Read[_Sentence | None] = _Read(_read_sentence, _MAX_SENTENCES)
+_sentence = _known_sentences.__getitem__
 
 
 # A citation, found by the bracket it starts with; the whitespace before it goes with it.
@@ -343,7 +371,7 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
     return " ".join(map(texts.__getitem__, kept))
 
 
-@lru_cache(maxsize=_QUESTIONS)
+@lru_cache(maxsize=_MAX_QUESTIONS)
 def _question(question: str, max_tokens: int) -> tuple[str, frozenset[str], int]:
     """A question as a digest of `max_tokens` writes it, the stems of its words that are not
     stopwords, and the room the line leaves for the answer's facts when it names no note.
@@ -449,7 +477,9 @@ def forget_words() -> None:
     They serve the digests and summaries of one history, which repeats them; kept after
     it, a long history's would stay in memory for nothing, and make every later pass of
     the garbage collector and the end of the process slower."""
-    for cache in (_token, _stem, _sentence, _question, _notes, _line):
+    for known in (_known_tokens, _known_stems, _known_sentences):
+        known.clear()
+    for cache in (_question, _notes, _line):
         cache.cache_clear()
 
 
@@ -458,7 +488,8 @@ def forget_sentences() -> None:
 
     Once a history's turns are digested, only summaries of summaries read on, from lines
     of the same words: its 100,000s of sentences would only hold memory those need."""
-    for cache in (_sentence, _question, _notes):
+    _known_sentences.clear()
+    for cache in (_question, _notes):
         cache.cache_clear()
 
 
