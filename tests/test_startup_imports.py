@@ -106,8 +106,17 @@ def test_search_loads_neither_the_app_the_network_nor_the_pipelines(vault: Path)
     assert report["loaded"] == []
 
 
-def test_search_as_json_loads_no_more(vault: Path) -> None:
-    report = run_lore(["--vault", str(vault), "search", "--json", "ocean"], NEVER_FOR_SEARCH)
+def test_search_as_json_loads_no_more_and_draws_nothing(vault: Path) -> None:
+    report = run_lore(
+        ["--vault", str(vault), "search", "--json", "ocean"], [*NEVER_FOR_SEARCH, "rich"]
+    )
+    assert report["code"] == 0
+    assert json.loads(report["output"])[0]["title"]
+    assert report["loaded"] == []
+
+
+def test_notes_as_json_draw_nothing(vault: Path) -> None:
+    report = run_lore(["--vault", str(vault), "notes", "list", "--json"], ["rich"])
     assert report["code"] == 0
     assert json.loads(report["output"])[0]["title"]
     assert report["loaded"] == []
@@ -158,6 +167,8 @@ def test_ask_still_loads_the_engine_it_needs(vault: Path) -> None:
             "lore.core.gates",
             "lore.core.versioning",
             "whoosh.qparser",
+            # The answer is printed as JSON, with nothing drawn.
+            "rich",
         ],
     )
     assert report["code"] == 0

@@ -107,8 +107,6 @@ def _sources(pack: ContextPack, turn: Turn) -> list[dict[str, Any]]:
 
 
 async def _run_ask(ctx: Context, question: str) -> int:
-    from rich.text import Text
-
     from lore.cli.ask_listener import TerminalListener, print_notice
     from lore.core.public import relay_ask
 
@@ -123,7 +121,10 @@ async def _run_ask(ctx: Context, question: str) -> int:
     finished, failed = listener.done, listener.failed_event
     if stream_to_terminal:
         sys.stdout.write("\n")
+    # Rich is imported for what goes to the terminal: an answer printed as JSON needs none.
     if failed is not None:
+        from rich.text import Text
+
         if ctx.args.json:
             print_json({"turn": failed.turn.to_record(), "error": failed.error_message})
         ctx.err.print(Text.assemble(("lore: ", "bold red"), plain(failed.error_message)))
@@ -145,6 +146,8 @@ async def _run_ask(ctx: Context, question: str) -> int:
             }
         )
         return 0
+    from rich.text import Text
+
     cited = [source for source in _sources(finished.pack, turn) if source["cited"]]
     for source in cited:
         line = Text.assemble(

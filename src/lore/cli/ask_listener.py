@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import sys
 
-from rich.text import Text
-
 from lore.cli.common import Context
 from lore.core.public import (
     AskEvent,
@@ -55,6 +53,9 @@ class TerminalListener(AskListener):
 
 
 def print_notice(ctx: Context, notice: AskNotice) -> None:
+    # Rich only once there is something to say: `lore ask --json` may print nothing else.
+    from rich.text import Text
+
     if notice.level == "info":
         ctx.err.print(plain(f"({notice.text})", "dim"))
     else:

@@ -56,9 +56,12 @@ class Context:
     def warn_skipped(self) -> None:
         if self._session is None:
             return
+        warnings = self._session.take_warnings()
+        if not warnings:
+            return  # and Rich need not be imported to say nothing
         from rich.text import Text
 
-        for warning in self._session.take_warnings():
+        for warning in warnings:
             self.err.print(Text.assemble(("warning: ", "yellow"), visible(warning, multiline=True)))
 
     def close(self) -> None:

@@ -132,8 +132,6 @@ def _turn_table(turns: list[Turn], title: str) -> Table:
 
 
 def cmd_history(ctx: Context) -> int:
-    from rich.text import Text
-
     store = ctx.session.history
     query = (ctx.args.search or "").strip()
     if ctx.args.search is not None and not query:
@@ -152,6 +150,8 @@ def cmd_history(ctx: Context) -> int:
             "No turns match." if query else "No turns yet. Ask with: lore ask QUESTION"
         )
         return 0 if not query else 1
+    from rich.text import Text
+
     ctx.console.print(_turn_table(turns, title))
     ctx.console.print(Text("Show one with: lore history show ID", style="dim"))
     return 0

@@ -196,8 +196,6 @@ LIST_LIMIT = 200
 
 
 def cmd_notes_list(ctx: Context) -> int:
-    from rich.table import Table
-
     docs = ctx.session.note_documents()
     tag = (ctx.args.tag or "").lower().lstrip("#")
     if tag:
@@ -219,6 +217,8 @@ def cmd_notes_list(ctx: Context) -> int:
             ]
         )
         return 0
+    from rich.table import Table
+
     shown = docs if ctx.args.all else docs[: ctx.args.limit]
     table = Table(
         title=plain(f"{len(docs):,} notes" + (f" tagged {tag}" if tag else "")),
@@ -373,8 +373,6 @@ def cmd_notes_rm(ctx: Context) -> int:
 
 
 def cmd_search(ctx: Context) -> int:
-    from rich.table import Table
-
     query = " ".join(ctx.args.query)
     if ctx.args.limit is not None and ctx.args.limit <= 0:
         raise UsageError("--limit must be a positive number")
@@ -385,6 +383,8 @@ def cmd_search(ctx: Context) -> int:
     if not hits:
         ctx.console.print(plain(f"No notes match {query!r}."))
         return 0
+    from rich.table import Table
+
     noun = "hit" if len(hits) == 1 else "hits"
     table = Table(title=plain(f"{len(hits)} {noun} for {query!r}"), show_lines=True)
     # Every cell and heading is Text: a str is read for markup and emoji codes, and Rich's
