@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from operator import add, itemgetter
 from typing import NamedTuple, TypeVar
 
@@ -214,7 +215,10 @@ def _sentence_pieces(text: str) -> list[str]:
     pieces = _SENTENCE_MARK.split(text)
     marks = pieces[1::2]
     marks.append("")
-    return "\n".join(map(add, pieces[::2], marks)).split("\n")
+    sentences = map(add, pieces[::2], marks)
+    if "\n" not in text:
+        return list(sentences)
+    return "\n".join(sentences).split("\n")
 
 
 def _telling_tokens(text: str) -> list[_Token]:
@@ -248,7 +252,7 @@ class _Sentence(NamedTuple):
     # How much it states before the question's words are counted (three each): two for
     # each number, one for each name after its first word.
     weight: int
-    # The stems of its tokens' words, each once, for the words it shares with the question.
+    # The stems of its tokens' words, for the words it shares with the question.
     stems: tuple[str, ...]
 
     @property
@@ -270,7 +274,7 @@ def _read_sentence(text: str) -> _Sentence | None:
         len(tokens),
         sum(map(_OUTSIDE, tokens)) if not joined.isascii() else 0,
         2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])),
-        tuple(set().union(*map(_STEMS, tokens))),
+        tuple(chain.from_iterable(map(_STEMS, tokens))),
     )
 
 
@@ -416,17 +420,24 @@ def fact_digest(
         return _joined(asked, "", notes)
     # By weight, the question's words counting most; of equal weight, the earlier first.
     if wanted:
-        scores = [-3 * len(wanted.intersection(found.stems)) - found.weight for found in sentences]
+        scores = [
+            -found.weight
+            if wanted.isdisjoint(found.stems)
+            else -3 * len(wanted.intersection(found.stems)) - found.weight
+            for found in sentences
+        ]
     else:
         scores = [-found.weight for found in sentences]
-    ranked = sorted(zip(scores, range(len(sentences)), strict=True))
-    richest = sentences[ranked[0][1]]
+    # The first of the highest: most often the only one that can be written, in part.
+    first = min(range(len(sentences)), key=scores.__getitem__)
+    richest = sentences[first]
     characters, words, outside = richest.characters, richest.words, richest.outside
     if max(-(-characters // 4), -(-words * 13 // 10), outside) > room:
         # Not even the richest sentence fits whole: its most telling words, then.
         return _joined(asked, _densest_words(richest, room, wanted), notes)
     # As many more as fit, the `_Tally` of those chosen written out.
-    chosen = [ranked[0][1]]
+    ranked = sorted(zip(scores, range(len(sentences)), strict=True))
+    chosen = [first]
     for _, index in ranked[1:]:
         found = sentences[index]
         after = characters + 1 + found.characters
