@@ -167,7 +167,7 @@ def unread_language(
             continue
         if sum(1 for word in words if _LATIN.fullmatch(word)) < len(words) * 0.8:
             continue
-        if sum(1 for word in words if word in _READ_LANGUAGES) >= 2:
+        if _in_a_read_language(words):
             continue
         longer = [word for word in words if len(word) >= 3]
         if common and sum(1 for word in longer if word in common) >= COMMON * len(longer):
@@ -182,9 +182,17 @@ def unread_language(
 
 def _a_small_part(measured: list[tuple[str, list[str], float]], source_words: int) -> bool:
     """Whether the paragraphs that may be another language are a small part of the source:
-    a translation is written in its language throughout, a hiding place is a paragraph."""
+    a translation is written in its language throughout, a hiding place is a paragraph. A
+    source whose prose is mostly in a language the rules read (a German handbook) is that
+    language's, however its paragraphs are cut."""
     foreign = sum(len(words) for _, words, share in measured if share < FOREIGN)
-    return foreign <= SMALL_PART * source_words
+    read = sum(len(words) for _, words, _ in measured if _in_a_read_language(words))
+    prose = sum(len(words) for _, words, _ in measured)
+    return foreign <= SMALL_PART * source_words and read < 0.5 * prose
+
+
+def _in_a_read_language(words: list[str]) -> bool:
+    return sum(1 for word in words if word in _READ_LANGUAGES) >= 2
 
 
 def _english_source(running: list[tuple[int, float]]) -> bool:
