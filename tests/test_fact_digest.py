@@ -170,3 +170,15 @@ def test_sentences_are_let_go_once_digested_while_their_words_stay_read() -> Non
     )
     digests.forget_words()
     assert not digests._known_tokens
+
+
+def test_what_digests_have_read_stays_within_its_limit() -> None:
+    from lore.core.fact_digest import _Read
+
+    read = _Read(str.upper, 3)
+    assert [read[word] for word in ("a", "b", "c", "a")] == ["A", "B", "C", "A"]
+    assert len(read) == 3
+    # Full, it starts again rather than grow: what it gives is the same.
+    assert read["d"] == "D"
+    assert len(read) <= 3
+    assert read["a"] == "A"

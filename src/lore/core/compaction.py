@@ -23,7 +23,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lore.core.async_runner import AsyncRunner
 from lore.core.compaction_scan import Digest, LiveTurn, read_live, text_of, uncovered_record
 from lore.core.fact_digest import fact_digest, forget_sentences, forget_words, roll_up
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
@@ -237,6 +236,9 @@ class ProviderSummariser:
     )
 
     def __init__(self, provider: Provider) -> None:
+        # asyncio is loaded only for a model's summaries, not for every offline compaction.
+        from lore.core.async_runner import AsyncRunner
+
         self.provider = provider
         self._runner = AsyncRunner()
 

@@ -334,17 +334,10 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
     texts = sentence.text.split()
     tokens = list(map(_token, texts))
     ranks = list(map(_RANK, tokens))
-    if question_terms:
-        bare = list(map(_BARE_STEM, tokens))
-        if not question_terms.isdisjoint(bare):
-            # A word of the question ranks after the numbers and before the names.
-            ranks = list(
-                map(
-                    min,
-                    ranks,
-                    map(_QUESTION_RANK.__getitem__, map(question_terms.__contains__, bare)),
-                )
-            )
+    if question_terms and not question_terms.isdisjoint(map(_BARE_STEM, tokens)):
+        # A word of the question ranks after the numbers and before the names.
+        asked = map(question_terms.__contains__, map(_BARE_STEM, tokens))
+        ranks = list(map(min, ranks, map(_QUESTION_RANK.__getitem__, asked)))
     order = sorted(range(len(tokens)), key=ranks.__getitem__)
     most = limit * 10 // 13
     room = 4 * limit
