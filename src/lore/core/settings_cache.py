@@ -18,14 +18,13 @@ vault, and a damaged or foreign one is a miss.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lore.core.lock import VaultLock
-from lore.core.storage import atomic_write_bytes, read_regular_bytes
+from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes
 from lore.errors import LoreError
 
 # Larger than any settings the schema allows; a bigger file is not ours.
@@ -34,14 +33,6 @@ MAX_CACHE_BYTES = 1_000_000
 # times and size: its settings are not saved until it has been still this long (as git does).
 SETTLED_NS = 2_000_000_000
 FORMAT = "lore-settings/1"
-
-
-def _identity(path: Path) -> list[Any]:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return [str(path), None]
-    return [str(path), found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
 
 
 class SettingsCache:
@@ -55,8 +46,8 @@ class SettingsCache:
         """What the settings were made from; any change to it is a change of settings."""
         return [
             FORMAT,
-            _identity(schema),
-            [_identity(path) for path in files],
+            file_identity(schema),
+            [file_identity(path) for path in files],
             sorted([name, value] for name, value in variables.items()),
         ]
 

@@ -17,13 +17,12 @@ a damaged or foreign one is a miss.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 from lore.core import themes
-from lore.core.storage import atomic_write_bytes, read_regular_bytes
+from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes
 from lore.core.themes import ThemeCatalogue, ThemeSpec
 from lore.paths import bundled_themes_dir, user_dirs
 
@@ -33,21 +32,13 @@ MAX_CACHE_BYTES = 1_000_000
 SETTLED_NS = 2_000_000_000
 
 
-def _identity(path: Path) -> list[Any]:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return [str(path), None]
-    return [str(path), found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
-
-
 def signature(folders: list[Path], state_file: Path) -> list[Any]:
     """What the themes and the choice were read from; any change to it is a change."""
     return [
         FORMAT,
-        [_identity(Path(__file__)), _identity(Path(themes.__file__))],
-        [[_identity(path) for path in themes.theme_files(folder)] for folder in folders],
-        _identity(state_file),
+        [file_identity(Path(__file__)), file_identity(Path(themes.__file__))],
+        [[file_identity(path) for path in themes.theme_files(folder)] for folder in folders],
+        file_identity(state_file),
     ]
 
 
