@@ -308,6 +308,25 @@ def test_trim_to_tokens_never_exceeds_the_cap() -> None:
         assert text.startswith(trimmed.rstrip("…").rstrip())
 
 
+def test_a_summary_of_turns_is_counted_as_the_estimate_counts_it() -> None:
+    # Each turn's line gets an equal share, the whole is cut to the cap, and its tokens are
+    # counted from its lines': the same text and count as trimming and measuring it again.
+    from lore.core.compaction import _share_out
+
+    rng = random.Random(8)
+    pieces = ["- Mars", "moons", "→", "2", "Größe", "月", "x" * 40, "", " ", "\t", "🙂"]
+    for _ in range(1500):
+        parts = [
+            " ".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+            for _ in range(rng.randint(0, 9))
+        ]
+        cap = rng.randint(-1, 200)
+        share = max(1, cap // len(parts)) if parts else 0
+        lines = [line for line in (trim_to_tokens(part, share) for part in parts) if line]
+        expected = trim_to_tokens("\n".join(lines), cap) if parts else ""
+        assert _share_out(parts, cap) == (expected, estimate_tokens(expected))
+
+
 def test_turn_digest_is_short_and_drops_citation_marks() -> None:
     record = {"question": "What is  Mars?", "answer": "A planet [1]. Red [2, 3]. Cold. " * 50}
     digest = turn_digest(record, 120)

@@ -165,6 +165,10 @@ class ExtractiveSummariser:
     `lore.core.fact_digest`), and summaries of summaries keeping their densest lines."""
 
     def summarise_turns(self, digests: list[str], max_tokens: int) -> str:
+        return self.counted_summary(digests, max_tokens)[0]
+
+    def counted_summary(self, digests: list[str], max_tokens: int) -> tuple[str, int]:
+        """`summarise_turns`, and its `estimate_tokens`, counted as it is made."""
         return _share_out([f"- {digest}" for digest in digests], max_tokens)
 
     def summarise_entries(self, texts: list[str], max_tokens: int) -> str:
@@ -212,18 +216,48 @@ class _FactDigester:
         )
 
 
-def _share_out(parts: list[str], max_tokens: int, bullet: str = "") -> str:
+def _share_out(parts: list[str], max_tokens: int) -> tuple[str, int]:
+    """Each part trimmed to an equal share of `max_tokens`, on lines of their own, trimmed
+    to `max_tokens` as a whole; and the `estimate_tokens` of that.
+
+    The estimate of lines joined depends only on their characters, words and characters
+    outside ASCII: counted once for each line, the whole is not read again to count it.
+    """
     if not parts:
-        return ""
+        return "", 0
     share = max(1, max_tokens // len(parts))
     lines = []
+    characters = -1  # no newline before the first line
+    words = outside = 0
     for part in parts:
-        line = trim_to_tokens(
-            part if not bullet or part.startswith(bullet) else bullet + part, share
-        )
-        if line:
-            lines.append(line)
-    return trim_to_tokens("\n".join(lines), max_tokens)
+        size = _counts(part)
+        if _estimate(size) > share:
+            part = trim_to_tokens(part, share)
+            size = _counts(part)
+        if part:
+            lines.append(part)
+            characters += size[0] + 1
+            words += size[1]
+            outside += size[2]
+    text = "\n".join(lines)
+    tokens = _estimate((characters, words, outside)) if lines else 0
+    if tokens <= max_tokens:
+        return text, tokens
+    text = trim_to_tokens(text, max_tokens)
+    return text, estimate_tokens(text)
+
+
+def _counts(text: str) -> tuple[int, int, int]:
+    """What `estimate_tokens` counts in `text`: characters, words, characters outside ASCII."""
+    characters = len(text)
+    outside = 0 if text.isascii() else characters - len(text.encode("ascii", "ignore"))
+    return characters, len(text.split()), outside
+
+
+def _estimate(counts: tuple[int, int, int]) -> int:
+    """`estimate_tokens` of a text with these `_counts`."""
+    characters, words, outside = counts
+    return max(-(-characters // 4), -(-words * 13 // 10), outside)
 
 
 class ProviderSummariser:
@@ -310,10 +344,14 @@ class _Planner:
     def cover_turns(self, batch: list[LiveTurn]) -> MemoryEntry:
         summarised = [digest for _, ok, _, _, digest in batch if ok]
         excluded = [turn_id for turn_id, ok, _, _, _ in batch if not ok]
-        if summarised:
-            text = self.summariser.summarise_turns(summarised, self.entry_tokens)
+        if isinstance(self.summariser, ExtractiveSummariser) and summarised:
+            text, tokens = self.summariser.counted_summary(summarised, self.entry_tokens)
         else:
-            text = f"({len(batch)} turns that were cancelled or failed; nothing to summarise)"
+            if summarised:
+                text = self.summariser.summarise_turns(summarised, self.entry_tokens)
+            else:
+                text = f"({len(batch)} turns that were cancelled or failed; nothing to summarise)"
+            tokens = estimate_tokens(text)
         # Every field is built here from checked values: skip validating 10,000s of entries.
         return self._add(
             MemoryEntry.model_construct(
@@ -321,7 +359,7 @@ class _Planner:
                 level=1,
                 text=text,
                 covers=[turn_id for turn_id, _, _, _, _ in batch],
-                tokens=estimate_tokens(text),
+                tokens=tokens,
                 created=self.now,
                 first_turn=batch[0][0],
                 last_turn=batch[-1][0],
