@@ -327,6 +327,18 @@ def test_a_summary_of_turns_is_counted_as_the_estimate_counts_it() -> None:
         assert _share_out(parts, cap) == (expected, estimate_tokens(expected))
 
 
+def test_turns_are_counted_by_the_estimates_rule_however_they_are_spaced() -> None:
+    # The estimate skips counting the words of printable text whose spaces show they cannot
+    # be what it costs: it must still be the rule, max(characters / 4, words * 1.3, non-ASCII).
+    rng = random.Random(12)
+    pieces = ["a", "word", "x" * 30, " ", "  ", "\t", "\n", "\x1c", "\x7f", "é", "月", ".", ""]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        outside = sum(not character.isascii() for character in text)
+        rule = max(-(-len(text) // 4), -(-len(text.split()) * 13 // 10), outside)
+        assert estimate_tokens(text) == rule
+
+
 def test_turn_digest_is_short_and_drops_citation_marks() -> None:
     record = {"question": "What is  Mars?", "answer": "A planet [1]. Red [2, 3]. Cold. " * 50}
     digest = turn_digest(record, 120)

@@ -24,9 +24,14 @@ def estimate_tokens(text: str) -> int:
         return 0
     characters = len(text)
     by_characters = -(-characters // 4)
-    by_words = -(-len(text.split()) * 13 // 10)
     if text.isascii():
-        return max(by_characters, by_words)
+        # Printable ASCII has no whitespace but spaces, so no more words than one past its
+        # spaces: when even those would cost no more than the characters, prose mostly,
+        # its words need not be counted one by one.
+        if text.isprintable() and -(-(text.count(" ") + 1) * 13 // 10) <= by_characters:
+            return by_characters
+        return max(by_characters, -(-len(text.split()) * 13 // 10))
+    by_words = -(-len(text.split()) * 13 // 10)
     non_ascii = characters - len(text.encode("ascii", "ignore"))
     return max(by_characters, by_words, non_ascii)
 
