@@ -685,6 +685,26 @@ def _compiled() -> list[tuple[str, tuple[str, ...], re.Pattern[str]]]:
     ]
 
 
+@functools.cache
+def _rules_by_anchor() -> tuple[tuple[str, frozenset[int]], ...]:
+    """Each anchor once, with the rules (by position) that it lets run."""
+    rules: dict[str, set[int]] = {}
+    for number, anchors in enumerate(_ANCHORS):
+        for anchor in anchors:
+            rules.setdefault(anchor, set()).add(number)
+    return tuple((anchor, frozenset(numbers)) for anchor, numbers in rules.items())
+
+
+def _rules_to_run(form: str) -> set[int]:
+    """The rules whose anchors `form` holds: each anchor looked for once, not once a rule."""
+    cjk = _CJK.search(form) is not None
+    found: set[int] = set()
+    for anchor, numbers in _rules_by_anchor():
+        if (anchor in form) if anchor != CJK else cjk:
+            found |= numbers
+    return found
+
+
 _QUOTED = re.compile(
     r"'[^'\n]{4,120}'|\"[^\"\n]{4,120}\"|“[^”\n]{4,120}”|‘[^’\n]{4,120}’|`[^`\n]{4,120}`"
 )
@@ -729,12 +749,10 @@ def find_intents(form: str, *, screened: bool = True) -> list[IntentFinding]:
 
     `screened=False` runs every rule whatever its anchors, to check them.
     """
-    cjk = _CJK.search(form) is not None
+    to_run = _rules_to_run(form) if screened else None
     found: dict[str, IntentFinding] = {}
-    for label, anchors, pattern in _compiled():
-        if label in found:
-            continue
-        if screened and not any((anchor in form) if anchor != CJK else cjk for anchor in anchors):
+    for number, (label, _, pattern) in enumerate(_compiled()):
+        if label in found or (to_run is not None and number not in to_run):
             continue
         for match in pattern.finditer(form):
             if quoted_mention(form, *match.span()):
