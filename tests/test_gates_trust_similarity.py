@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +106,23 @@ def test_gates_can_be_switched_off_in_settings() -> None:
     assert held.decision == "hold"
     (admitted,) = run_gates([claim(text)], GateContext(settings=GateSettings(review=False)))
     assert admitted.decision == "admit"
+
+
+def test_sketches_are_the_same_in_every_process() -> None:
+    # Python salts its string hash per process: sketches made with it merged different
+    # claims on each run of the same ingest.
+    script = (
+        "from lore.core.gates.similarity import sketches\n"
+        "print(sketches('The quick brown fox jumps over the lazy dog near the river bank'))\n"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(seen) == 1 and "((" in seen.pop()

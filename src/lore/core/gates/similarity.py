@@ -13,6 +13,7 @@ from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from hashlib import blake2b
 
 from lore.core.gates.types import TRUST_RANK, Claim
 
@@ -85,13 +86,43 @@ def words_of(text: str) -> list[str]:
     return _WORD.findall(_FOOTNOTE.sub("", text).casefold())
 
 
+# Python salts its hash of a string anew in every process, so sketches made with it, and the
+# merges they decide, would differ from one run of the same ingest to the next. Words are
+# hashed with blake2b instead, each once while it stays among the commonest.
+_MAX_WORD_HASHES = 1 << 17
+_word_hashes: dict[str, int] = {}
+_MASK = (1 << 64) - 1
+_ODD = 0x9E3779B97F4A7C15
+
+
+def _word_hash(word: str) -> int:
+    found = _word_hashes.get(word)
+    if found is None:
+        if len(_word_hashes) >= _MAX_WORD_HASHES:
+            _word_hashes.clear()
+        found = _word_hashes[word] = int.from_bytes(
+            blake2b(word.encode("utf-8"), digest_size=8).digest(), "little", signed=True
+        )
+    return found
+
+
+def _shingle_hash(first: int, second: int, third: int) -> int:
+    """Three words' hashes mixed into one (a multiply-and-shift mix, as splitmix64 does),
+    signed 64-bit as the sketches are stored."""
+    mixed = (((first * _ODD + second) & _MASK) * _ODD + third) & _MASK
+    mixed ^= mixed >> 29
+    mixed = (mixed * 0xBF58476D1CE4E5B9) & _MASK
+    return mixed - ((mixed >> 63) << 64)
+
+
 def sketches(text: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
     words = words_of(text)
-    content = {hash(word) for word in words if word not in STOP_WORDS}
+    hashes = [_word_hash(word) for word in words]
+    content = {found for word, found in zip(words, hashes, strict=True) if word not in STOP_WORDS}
     if len(words) < 3:
-        shingles = {hash(" ".join(words))} if words else set()
+        shingles = {_word_hash(" ".join(words))} if words else set()
     else:
-        shingles = {hash((words[i], words[i + 1], words[i + 2])) for i in range(len(words) - 2)}
+        shingles = set(map(_shingle_hash, hashes, hashes[1:], hashes[2:]))
     return _sketch(content), _sketch(shingles)
 
 
