@@ -28,7 +28,12 @@ from lore.core.fact_digest import fact_digest, forget_sentences, forget_words, r
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
-from lore.core.tokens import estimate_message_tokens, estimate_tokens
+from lore.core.tokens import (
+    estimate_from_counts,
+    estimate_message_tokens,
+    estimate_tokens,
+    text_counts,
+)
 from lore.core.vault import Vault
 from lore.errors import ProviderError, VaultError
 
@@ -230,34 +235,21 @@ def _share_out(parts: list[str], max_tokens: int) -> tuple[str, int]:
     characters = -1  # no newline before the first line
     words = outside = 0
     for part in parts:
-        size = _counts(part)
-        if _estimate(size) > share:
+        size = text_counts(part)
+        if estimate_from_counts(size) > share:
             part = trim_to_tokens(part, share)
-            size = _counts(part)
+            size = text_counts(part)
         if part:
             lines.append(part)
             characters += size[0] + 1
             words += size[1]
             outside += size[2]
     text = "\n".join(lines)
-    tokens = _estimate((characters, words, outside)) if lines else 0
+    tokens = estimate_from_counts((characters, words, outside)) if lines else 0
     if tokens <= max_tokens:
         return text, tokens
     text = trim_to_tokens(text, max_tokens)
     return text, estimate_tokens(text)
-
-
-def _counts(text: str) -> tuple[int, int, int]:
-    """What `estimate_tokens` counts in `text`: characters, words, characters outside ASCII."""
-    characters = len(text)
-    outside = 0 if text.isascii() else characters - len(text.encode("ascii", "ignore"))
-    return characters, len(text.split()), outside
-
-
-def _estimate(counts: tuple[int, int, int]) -> int:
-    """`estimate_tokens` of a text with these `_counts`."""
-    characters, words, outside = counts
-    return max(-(-characters // 4), -(-words * 13 // 10), outside)
 
 
 class ProviderSummariser:

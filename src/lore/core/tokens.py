@@ -36,6 +36,21 @@ def estimate_tokens(text: str) -> int:
     return max(by_characters, by_words, non_ascii)
 
 
+def text_counts(text: str) -> tuple[int, int, int]:
+    """What the rule counts in `text`: characters, words, characters outside ASCII. Counts
+    add up over lines joined by newlines (one character each), so a text made of pieces
+    can be estimated without reading it again (`estimate_from_counts`)."""
+    characters = len(text)
+    outside = 0 if text.isascii() else characters - len(text.encode("ascii", "ignore"))
+    return characters, len(text.split()), outside
+
+
+def estimate_from_counts(counts: tuple[int, int, int]) -> int:
+    """`estimate_tokens` of a text with these `text_counts`."""
+    characters, words, outside = counts
+    return max(-(-characters // 4), -(-words * 13 // 10), outside)
+
+
 def estimate_message_tokens(content: str) -> int:
     """The cost of one chat message holding `content`, framing included."""
     return estimate_tokens(content) + MESSAGE_OVERHEAD_TOKENS
