@@ -24,14 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from lore.core.lock import VaultLock
-from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes
+from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes, settled
 from lore.errors import LoreError
 
 # Larger than any settings the schema allows; a bigger file is not ours.
 MAX_CACHE_BYTES = 1_000_000
-# A file changed this recently could change again within its clock's tick, keeping the same
-# times and size: its settings are not saved until it has been still this long (as git does).
-SETTLED_NS = 2_000_000_000
 FORMAT = "lore-settings/1"
 
 
@@ -67,8 +64,8 @@ class SettingsCache:
 
     def write(self, signature: list[Any], settings: dict[str, Any]) -> None:
         """Save validated settings; quietly does nothing where the vault cannot take it."""
-        recent = time.time_ns() - SETTLED_NS
-        if any(len(found) > 3 and found[3] > recent for found in signature[2]):
+        now = time.time_ns()
+        if not all(settled(found, now) for found in signature[2]):
             return
         data = json.dumps({"signature": signature, "settings": settings}, ensure_ascii=False)
         try:

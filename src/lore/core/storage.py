@@ -62,6 +62,16 @@ def file_identity(path: Path) -> list[Any]:
     return [str(path), found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
 
 
+# A file changed this recently could change again within its clock's tick, keeping the same
+# times and size: a cache keyed on `file_identity` does not save what it read until then.
+SETTLED_NS = 2_000_000_000
+
+
+def settled(identity: list[Any], now_ns: int) -> bool:
+    """Whether the file `file_identity` described has been still long enough to cache."""
+    return len(identity) < 5 or identity[3] <= now_ns - SETTLED_NS
+
+
 def _describe_os_error(action: str, path: Path, exc: OSError) -> VaultError:
     reason = exc.strerror or str(exc)
     return VaultError(f"cannot {action} {path}: {reason}")

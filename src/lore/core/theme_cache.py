@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from lore.core import themes
-from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes
+from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes, settled
 from lore.core.themes import ThemeCatalogue, ThemeSpec
 from lore.paths import bundled_themes_dir, user_dirs
 
 FORMAT = "lore-themes/1"
 # Larger than any themes a person keeps; a bigger file is not ours.
 MAX_CACHE_BYTES = 1_000_000
-SETTLED_NS = 2_000_000_000
 
 
 def signature(folders: list[Path], state_file: Path) -> list[Any]:
@@ -40,10 +39,6 @@ def signature(folders: list[Path], state_file: Path) -> list[Any]:
         [[file_identity(path) for path in themes.theme_files(folder)] for folder in folders],
         file_identity(state_file),
     ]
-
-
-def _settled(found: list[Any], recent: int) -> bool:
-    return len(found) < 5 or found[3] <= recent
 
 
 def _spec(data: dict[str, Any]) -> ThemeSpec:
@@ -77,9 +72,9 @@ def _read(path: Path, wanted: list[Any]) -> tuple[ThemeCatalogue, str | None] | 
 def _write(
     path: Path, wanted: list[Any], catalogue: ThemeCatalogue, remembered: str | None
 ) -> None:
-    recent = time.time_ns() - SETTLED_NS
+    now = time.time_ns()
     files = [found for folder in wanted[2] for found in folder] + [wanted[3]]
-    if not all(_settled(found, recent) for found in files):
+    if not all(settled(found, now) for found in files):
         return
     saved = {
         "signature": wanted,
