@@ -15,7 +15,16 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from lore import __version__
-from lore.cli import ask_cmd, chat_cmd, history_cmd, ingest_cmd, mcp_cmd, notes_cmd, versions_cmd
+from lore.cli import (
+    ask_cmd,
+    chat_cmd,
+    collector,
+    history_cmd,
+    ingest_cmd,
+    mcp_cmd,
+    notes_cmd,
+    versions_cmd,
+)
 from lore.cli.common import Context
 from lore.errors import LoreError
 
@@ -122,9 +131,25 @@ def _top_level_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; without `argv`, as the `lore` program, whose process then ends."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(arguments)
-    args = parser.parse_args(arguments)
+    # Only the program's own process may leave its objects to the exit (see collector).
+    paused = argv is None and collector.pause()
+    brief = False
+    try:
+        args = build_parser(arguments).parse_args(arguments)
+        brief = bool(getattr(args, collector.BRIEF, False))
+        if paused and not brief:
+            collector.resume()
+        return _run(args)
+    finally:
+        if paused and brief:
+            collector.leave_for_exit()
+        elif paused:
+            collector.resume()
+
+
+def _run(args: argparse.Namespace) -> int:
     ctx = Context(args)
     action = getattr(args, "func", None) or notes_cmd.default_action
     try:

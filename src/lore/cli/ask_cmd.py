@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from lore.cli.collector import mark_brief
 from lore.cli.common import Context, print_json
 from lore.core.public import visible
 from lore.errors import UsageError
@@ -36,6 +37,7 @@ def register(subparsers: Any) -> None:
     )
     _conversation_arguments(ask)
     ask.set_defaults(func=cmd_ask)
+    mark_brief(ask)
 
     context = subparsers.add_parser(
         "context",
@@ -48,6 +50,7 @@ def register(subparsers: Any) -> None:
     context.add_argument("--raw", action="store_true", help="print the prompt text itself")
     _conversation_arguments(context)
     context.set_defaults(func=cmd_context)
+    mark_brief(context)
 
 
 def _conversation_arguments(parser: Any) -> None:

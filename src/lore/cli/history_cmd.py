@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lore.cli.collector import mark_brief
 from lore.cli.common import Context, positive_number, print_json
 from lore.core.public import json_for_terminal, visible
 from lore.errors import UsageError
@@ -39,6 +40,7 @@ def register(subparsers: Any) -> None:
     )
     history.add_argument("--json", action="store_true", help="print JSON")
     history.set_defaults(func=cmd_history)
+    mark_brief(history)
     actions = history.add_subparsers(dest="history_command", metavar="ACTION")
 
     show = actions.add_parser("show", help="show one turn in full")
@@ -70,10 +72,12 @@ def register(subparsers: Any) -> None:
     )
     metrics.add_argument("--json", action="store_true", help="print JSON")
     metrics.set_defaults(func=cmd_metrics)
+    mark_brief(metrics)
 
     tokens = subparsers.add_parser("tokens", help="token use in short: asks, memory, live history")
     tokens.add_argument("--json", action="store_true", help="print JSON")
     tokens.set_defaults(func=cmd_tokens)
+    mark_brief(tokens)
 
 
 # -- formatting ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lore.cli import versions_cmd
+from lore.cli.collector import mark_brief
 from lore.cli.common import Context, positive_number, print_json, read_text_argument
 from lore.errors import UsageError
 from lore.rich_display import highlighted, linked, plain
@@ -29,6 +30,7 @@ def register(subparsers: Any) -> None:
         "summary", help="print the vault summary (what `lore` shows when not in a terminal)"
     )
     summary.set_defaults(func=cmd_summary)
+    mark_brief(summary)
 
     init = subparsers.add_parser("init", help="create a new vault with a commented lore.yaml")
     init.add_argument("path", nargs="?", default=".", help="folder for the vault (default: .)")
@@ -50,11 +52,13 @@ def register(subparsers: Any) -> None:
     listing.add_argument("--all", action="store_true", help="show every note")
     listing.add_argument("--json", action="store_true", help="print JSON")
     listing.set_defaults(func=cmd_notes_list)
+    mark_brief(listing)
 
     show = notes_sub.add_parser("show", help="show one note")
     show.add_argument("ref", metavar="TITLE|ID", help="title, id or path of the note")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(func=cmd_notes_show)
+    mark_brief(show)
 
     new = notes_sub.add_parser("new", help="create a note")
     new.add_argument("title")
@@ -89,6 +93,7 @@ def register(subparsers: Any) -> None:
     search.add_argument("--limit", type=int, default=None, help="at most this many hits")
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(func=cmd_search)
+    mark_brief(search)
 
     doctor = subparsers.add_parser("doctor", help="check the vault: index, front matter, links")
     doctor.add_argument("--fix", action="store_true", help="rebuild the index if it disagrees")
@@ -101,6 +106,7 @@ def register(subparsers: Any) -> None:
     locate = subparsers.add_parser("locate", help="print where Lore keeps something")
     locate.add_argument("what", choices=["vault", "config", "data", "themes"])
     locate.set_defaults(func=cmd_locate)
+    mark_brief(locate)
 
 
 # -- helpers ---------------------------------------------------------------------------------

@@ -1,0 +1,77 @@
+"""Brief commands run as the `lore` program leave the garbage collector idle, and only they."""
+
+from __future__ import annotations
+
+import gc
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lore.cli import main
+
+SAMPLE_VAULT = Path(__file__).resolve().parents[1] / "samples" / "vault"
+
+# Runs `lore.cli.main()` as the program does (no argv: sys.argv), counting collections.
+PROBE = """
+import contextlib, gc, io, json, sys
+import lore.cli
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info))
+sys.argv = ["lore", *json.loads(sys.argv[1])]
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = lore.cli.main()
+print(json.dumps({
+    "code": code,
+    "output": out.getvalue(),
+    "collections": len(collections),
+    "enabled": gc.isenabled(),
+    "frozen": gc.get_freeze_count(),
+}))
+"""
+
+
+def run_program(argv: list[str]) -> dict[str, object]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argv)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    report: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
+    return report
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    copy = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, copy, ignore=shutil.ignore_patterns(".lore"))
+    return copy
+
+
+def test_a_search_collects_nothing_and_leaves_its_objects_to_the_exit(vault: Path) -> None:
+    report = run_program(["--vault", str(vault), "search", "ocean"])
+    assert report["code"] == 0
+    assert "Europa" in str(report["output"])
+    # Opening a vault for the first time makes the index: still no collection.
+    assert report["collections"] == 0
+    assert report["frozen"], "nothing was kept out of the last collection"
+    assert report["enabled"], "the collector was left off"
+
+
+def test_a_command_that_may_run_long_collects_as_usual(vault: Path) -> None:
+    report = run_program(["--vault", str(vault), "reindex"])
+    assert report["code"] == 0
+    assert report["collections"] > 0
+    assert report["frozen"] == 0
+
+
+def test_a_caller_running_commands_in_its_own_process_keeps_its_collector(vault: Path) -> None:
+    frozen = gc.get_freeze_count()
+    assert main(["--vault", str(vault), "search", "ocean"]) == 0
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == frozen
