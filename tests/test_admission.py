@@ -550,6 +550,45 @@ def test_a_source_written_wholly_in_another_language_is_admitted(vault: Vault) -
     assert "Kilimanjaro" in note_bodies(vault)
 
 
+ITALIAN_GUIDE = (
+    "La lavatrice va caricata senza superare il peso indicato sul pannello, perché un "
+    "cestello troppo pieno lava male e consuma di più.\n\n"
+    "Prima di ogni lavaggio controllate le tasche dei vestiti: monete e chiavi possono "
+    "rovinare il cestello o bloccare la pompa di scarico.\n\n"
+    "Il detersivo liquido si versa nella vaschetta centrale, mentre l'ammorbidente va nello "
+    "scomparto più piccolo, quello segnato con un fiore.\n\n"
+    "Una volta al mese conviene avviare un ciclo a vuoto ad alta temperatura, così il "
+    "calcare e i residui di sapone non si accumulano nei tubi.\n\n"
+)
+
+
+def test_a_paragraph_in_a_third_language_inside_a_source_in_a_read_language_is_held(
+    vault: Vault,
+) -> None:
+    # An Italian guide is Italian's, but Swahili inside it is a language neither the rules
+    # nor the rest of the guide speak.
+    text = ITALIAN_GUIDE + SWAHILI_REQUEST + "\n\n" + ITALIAN_GUIDE.replace("mese", "anno")
+    report = ingest_text(vault, text, uri="paste:it", title="Lavatrice", trust="semi-trusted")
+    held = Quarantine(vault).for_source("paste:it")
+    assert report.sources[0].held >= 1, report.sources[0].reasons
+    assert any(
+        "inside a source in a language the review reads" in " ".join(c.reasons) for c in held
+    )
+    assert "puuza" not in note_bodies(vault)
+
+
+def test_a_source_in_a_read_language_with_a_paragraph_of_another_read_language_is_admitted(
+    vault: Vault,
+) -> None:
+    spanish = (
+        "Se puede servir caliente o a temperatura ambiente, y al día siguiente está igual de "
+        "buena; conviene guardarla tapada en la nevera."
+    )
+    text = ITALIAN_GUIDE + spanish + "\n\n" + ITALIAN_GUIDE.replace("mese", "anno")
+    report = ingest_text(vault, text, uri="paste:it-es", title="Guida", trust="semi-trusted")
+    assert report.sources[0].held == 0, report.sources[0].reasons
+
+
 def test_a_paragraph_in_a_language_the_rules_read_is_judged_by_them_not_held_unread(
     vault: Vault,
 ) -> None:

@@ -9,8 +9,11 @@ enough to tell a language by (short lines, the comments of a piece of code), the
 plain words in a paragraph are pooled and judged together; a short sentence is told by the
 letters of its words. A source without enough prose to tell its own language by (a table,
 an inbox) counts as English when most of its other words are, and a paragraph that is a
-small part of its source's words is not the source's language, whatever the rest is. A
-short quotation is left out of the sentence around it: it is in the language it quotes.
+small part of its source's words is not the source's language, whatever the rest is. In a
+source written in a language the rules read (an Italian translation), a paragraph is held
+only when it is none of those languages beyond doubt: long, without their common words, and
+spelt with runs of letters that neither the rest of the source nor English uses. A short
+quotation is left out of the sentence around it: it is in the language it quotes.
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ _READ_LANGUAGES = _words(
     "il di che per non sono della nel gli "  # Italian
     "der die das und ist nicht ein eine mit für auf den dem sich"  # German
 )
+# Their shortest common words, too short to tell one of them by but rare elsewhere: a
+# sentence in one of them of MIN_WORDS words or more nearly always has one.
+_READ_LANGUAGES_SHORT = _words("y se al el en es que un è et du au zu im von auch lo ha")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])\s+")
 # Enough words to tell a language by; a source counts as English on longer paragraphs.
@@ -71,6 +77,12 @@ PLAIN_SHARE = 0.1
 # Paragraphs that may be another language, under this share of the source's words, are not
 # its own language, whatever the rest (a table, a list of parts) is written in.
 SMALL_PART = 0.2
+# In a source in a language the rules read, this share of a paragraph's letter triples must
+# be unknown to the rest of the source and to English alike (a paragraph of Gaelic inside an
+# Italian translation has a fifth or more; Italian paragraphs of Italian sources under 0.13).
+THIRD_LANGUAGE_UNSEEN = 0.16
+# The rest of such a source must have this many distinct words to measure a paragraph by.
+THIRD_LANGUAGE_CONTEXT = 50
 # A character of Chinese or Japanese says about as much as this many Latin letters.
 LETTERS_PER_CHARACTER = 3
 # Shares of a paragraph's words that are English function words.
@@ -114,6 +126,7 @@ def unread_language(
     # Paragraphs with nothing in them that may be another language.
     plain: list[str] = []
     latin_letters = other_letters = source_words = 0
+    texts = list(texts)
     for key, text in texts:
         source_words += len(_LATIN_LETTERS.findall(text))
         latin_letters += sum(map(len, _LATIN_LETTERS.findall(text)))
@@ -154,13 +167,16 @@ def unread_language(
     # A source largely in another script (a Chinese translation) is in no Latin-script
     # language, so a paragraph in one the review cannot read is not its own either.
     other_script = other_letters * LETTERS_PER_CHARACTER >= latin_letters
+    in_read_language = False
     if (
         not other_script
         and not _english_source(running)
         and not _mostly_english(plain)
         and not _a_small_part(measured, source_words)
     ):
-        return {}
+        if not _read_language_source(measured, source_words):
+            return {}
+        in_read_language = True
     held: dict[str, str] = {}
     for key, words, share in measured:
         if key in held or share >= FOREIGN:
@@ -172,7 +188,15 @@ def unread_language(
         longer = [word for word in words if len(word) >= 3]
         if common and sum(1 for word in longer if word in common) >= COMMON * len(longer):
             continue
-        source = "another script" if other_script else "English"
+        if in_read_language and not _a_third_language(key, words, texts, common):
+            continue
+        source = (
+            "another script"
+            if other_script
+            else "a language the review reads"
+            if in_read_language
+            else "English"
+        )
         held[key] = (
             f"written in a language the review cannot read, inside a source in {source} "
             f"({round(share * 100)}% of its words are English function words)"
@@ -189,6 +213,46 @@ def _a_small_part(measured: list[tuple[str, list[str], float]], source_words: in
     read = sum(len(words) for _, words, _ in measured if _in_a_read_language(words))
     prose = sum(len(words) for _, words, _ in measured)
     return foreign <= SMALL_PART * source_words and read < 0.5 * prose
+
+
+def _beyond_read_languages(words: list[str]) -> bool:
+    return len(words) >= MIN_WORDS and not any(
+        word in _READ_LANGUAGES or word in _READ_LANGUAGES_SHORT for word in words
+    )
+
+
+def _read_language_source(measured: list[tuple[str, list[str], float]], source_words: int) -> bool:
+    """Whether the source's prose is mostly in a language the rules read, with paragraphs
+    beyond those languages making up only a small part of it."""
+    foreign = sum(
+        len(words)
+        for _, words, share in measured
+        if share < FOREIGN and _beyond_read_languages(words)
+    )
+    read = sum(len(words) for _, words, _ in measured if _in_a_read_language(words))
+    prose = sum(len(words) for _, words, _ in measured)
+    return 0 < foreign <= SMALL_PART * source_words and read >= 0.5 * prose
+
+
+def _a_third_language(
+    key: str, words: list[str], texts: list[tuple[str, str]], common: frozenset[str]
+) -> bool:
+    """Whether `words`, from a source in a language the rules read, are spelt like neither
+    the rest of that source nor English: a third language, not an odd paragraph of its own."""
+    if not common or not _beyond_read_languages(words):
+        return False
+    rest = frozenset(
+        word
+        for other, text in texts
+        if other != key
+        for word in _WORD.findall(canonical(text))
+        if len(word) >= 3
+    )
+    longer = [word for word in words if len(word) >= 3]
+    if len(rest) < THIRD_LANGUAGE_CONTEXT or not longer:
+        return False
+    seen = _letter_triples(common) | _letter_triples(rest)
+    return _unseen_share(longer, seen) >= THIRD_LANGUAGE_UNSEEN
 
 
 def _in_a_read_language(words: list[str]) -> bool:
