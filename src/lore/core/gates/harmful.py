@@ -92,7 +92,7 @@ _HARM_STEMS = (
     "inferior", "cleansing", "genocide", "elimination", "harass", "bully", "false", "defam",
     "reputation", "sabotag", "dox", "stalk", "suicide", "eating disorder", "anorexi",
     "disinformation", "misinformation", "propaganda", "conspiracy", "without", "illegal drugs",
-    "methamphetamine", "cocaine", "heroin", "fentanyl", "exploitation", "vandali",
+    "methamphetamine", "cocaine", "heroin", "fentanyl", "child ", "exploitation", "vandali",
 )  # fmt: skip
 
 
