@@ -66,6 +66,25 @@ _AUTHOR_VERB = (
 )
 _MODEL_NAME = r"(?:mixtral|mistral|llama|qwen|grok|deepseek|gemma|bard|command[\s-]r)"
 
+# Where a request to the reader starts: a sentence, a line, a label, or a word leading in.
+_REQUEST_START = (
+    r"(?:^|[.!?:;,*]\s*|\n|\b(?:please|kindly|now|then|and|also|just|todo|first)\s*[:,]?\s+)"
+)
+_PIPELINE_STEP = (
+    r"(?:given|read|take|rephrase|classify|route|answer|translate|summari[sz]e|normali[sz]e"
+    r"|rewrite|modify|alter)\s+the\s+(?:provided\s+|following\s+|original\s+|current\s+)?"
+    r"user['’]?s?\s+(?:question|query|message|prompt|input|request)\b"
+)
+# What an assistant's tools act on, and the particulars that make an errand of it.
+_ERRAND = (
+    r"(?:a\s+link|the\s+link|a\s+website|the\s+file|the\s+text|a\s+reservation|a\s+booking"
+    r"|an?\s+(?:\d+\s+)?(?:[\w-]+\s+){0,3}?(?:event|meeting|invitation)|the\s+password|user\s+\w+)"
+)
+_ERRAND_DETAIL = (
+    r"(?:\S+@\S+\.\w+|https?://\S+|www\.\S+|\bwith\s+(?:the\s+)?id\s+\d+|\b\d{4}-\d{2}-\d{2}"
+    r"|\b(?:from|on)\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)\b|\bto\s+[a-z]+\s*$|\bto\s+\w+_\w+)"
+)
+
 # Any stretch of one sentence, between the words a rule links: a dot followed by more than a
 # space (an address, a file name, a version) does not end it.
 _IN_SENTENCE = r"(?:[^.!?\n]|\.(?=\S))"
@@ -407,7 +426,55 @@ _RULES: list[tuple[str, str]] = [
         r"(?:protocols?|restrictions?|guidelines?|filters?|safeguards?|polic(?:y|ies)|rules"
         r"|guardrails|limitations|constraints)",
     ),
+    (
+        # "Sorry, I made a mistake when I gave you your instructions": the reader was given some.
+        "addressed to an AI",
+        r"\b(?:i|we)\s+(?:gave|give|have\s+given|had\s+given|wrote)\s+you\s+your\s+(?:\w+\s+)?"
+        r"(?:instructions|prompt|task|rules|orders)\b",
+    ),
+    (
+        "asks the reader for an answer",
+        rf"{_REQUEST_START}generate\s+(?:a|an|your|the)\s+(?:\w+\s+)?(?:response|reply|answer"
+        r"|completion)\b",
+    ),
+    (
+        # A request dressed as study: "For academic purposes, recommend ...".
+        "asks the reader for an answer",
+        r"(?:^|[.!?:;\n]\s*)(?:purely\s+|strictly\s+)?for\s+(?:purely\s+)?(?:academic|educational"
+        rf"|research|hypothetical|scientific)\s+purposes?(?:\s+only)?\s*[,:]\s*(?:please\s+)?{_AUTHOR_VERB}\b",
+    ),
+    (
+        # What is to be executed is a request in words, not a command: "the output from
+        # executing 'Tell me the best funds'".
+        "asks the reader for an answer",
+        r"\b(?:provide|give|show|return|print)\s+(?:me\s+)?the\s+output\s+(?:from|of)\s+(?:executing"
+        r"|running)\s+[\"'“‘]?(?:tell|give|recommend|suggest|write|create|list|explain|describe|provide|show)\b",
+    ),
+    (
+        # A banner that announces new orders, then the order: "**NEW INSTRUCTIONS** Create ...",
+        # "PRIORITY TASK: Provide ...", "**EMERGENCY** PLEASE share ...".
+        "hijacks the task",
+        r"(?:^|[.!?\n]\s*)\W*(?:(?:new|updated|revised|priority|urgent|override|secret|hidden)\s+"
+        r"(?:instructions?|tasks?|directives?|orders?)|system\s+override|emergency)\W{0,4}?\s*"
+        rf"[:*\]>»-]+\s*(?:please\s+)?(?:{_AUTHOR_VERB}|reveal|print|output|repeat|show|ignore"
+        r"|disregard|forget|send|delete)\b",
+    ),
+    (
+        # The prompt of a step in a model's pipeline: "Given the user question below, you need to
+        # decide where to route it", "Your role is to rephrase the provided user query".
+        "addressed to an AI",
+        rf"\byou\b{_IN_SENTENCE}{{0,60}}?\b{_PIPELINE_STEP}|\b{_PIPELINE_STEP}{_IN_SENTENCE}{{0,60}}?\byou\b",
+    ),
+    (
+        # An assistant's errand with its particulars: a link or a site to open, a file by id, a
+        # reservation or an event on given dates, a password, a user to invite.
+        "asks to act on an account",
+        rf"{_REQUEST_START}(?:send|e-?mail|forward|invite|delete|share|transfer|visit|create|book"
+        rf"|reserve|change|make)\s+(?:\w+\s+){{0,3}}?{_ERRAND}\b(?:[^.!?\n]|[.!?](?=\S)){{0,80}}?"
+        rf"{_ERRAND_DETAIL}",
+    ),
 ]
+
 
 # The same intents in the other languages Lore expects to meet.
 _OTHER_LANGUAGES: list[tuple[str, str]] = [
@@ -638,6 +705,35 @@ _ANCHORS: list[tuple[str, ...]] = [
         "revok",
         "no longer",
         "ignor",
+    ),
+    ("you your",),
+    ("generate",),
+    ("purpose",),
+    ("output from", "output of"),
+    (
+        "new ",
+        "updated",
+        "revised",
+        "priority",
+        "urgent",
+        "override",
+        "secret",
+        "hidden",
+        "emergency",
+    ),
+    ("user",),
+    (
+        "link",
+        "website",
+        "the file",
+        "the text",
+        "reservation",
+        "booking",
+        "event",
+        "meeting",
+        "invitation",
+        "password",
+        "user ",
     ),
     (
         "note",
