@@ -69,6 +69,7 @@ FORBIDDEN_FOR_SEARCH = (
     "lore.core.ask",
     "asyncio",
     "urllib.request",
+    "whoosh.lang.morph_en",
 )
 
 

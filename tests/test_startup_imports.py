@@ -62,6 +62,7 @@ NEVER_FOR_SEARCH = [
     # whoosh's uses of them are stood in for (lore.core.search.whoosh_import).
     "asyncio",
     "urllib.request",
+    "whoosh.lang.morph_en",
     # Their tables are Text throughout, with no emoji codes to look up.
     "rich._emoji_codes",
 ]

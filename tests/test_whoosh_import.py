@@ -203,3 +203,50 @@ def test_whoosh_compat_loads_no_urllib_request_and_its_urlretrieve_still_works(
     )
     assert report == {"before": False, "module": True, "registered": True, "request": True}
     assert copy.read_text(encoding="utf-8") == "fetched"
+
+
+def test_whoosh_query_loads_no_english_word_forms_until_a_variations_query_needs_them() -> None:
+    report = run_fresh(
+        """
+        import json, sys, types
+        import lore.core.search.index
+        import whoosh.query.terms
+        before = "whoosh.lang.morph_en" in sys.modules
+        forms = sorted(whoosh.query.terms.variations("rendering"))
+        import whoosh.lang.morph_en
+        print(json.dumps({
+            "before": before,
+            "expands": {"render", "rendering", "renderings"} <= set(forms),
+            "same": forms == sorted(whoosh.lang.morph_en.variations("rendering")),
+            "module": type(whoosh.lang.morph_en) is types.ModuleType,
+            "registered": sys.modules["whoosh.lang.morph_en"] is whoosh.lang.morph_en,
+        }))
+        """
+    )
+    assert report == {
+        "before": False,
+        "expands": True,
+        "same": True,
+        "module": True,
+        "registered": True,
+    }
+
+
+def test_a_variations_query_matches_word_forms_in_an_index() -> None:
+    report = run_fresh(
+        """
+        import json
+        import lore.core.search.index
+        from whoosh.fields import TEXT, Schema
+        from whoosh.filedb.filestore import RamStorage
+        from whoosh.query import Variations
+
+        index = RamStorage().create_index(Schema(body=TEXT(stored=True)))
+        with index.writer() as writer:
+            writer.add_document(body="the moons were rendered in colour")
+        with index.searcher() as searcher:
+            hits = [hit["body"] for hit in searcher.search(Variations("body", "render"))]
+        print(json.dumps(hits))
+        """
+    )
+    assert report == ["the moons were rendered in colour"]

@@ -1,26 +1,33 @@
-"""whoosh without asyncio or urllib.request: done by the search package before it imports whoosh.
+"""whoosh without asyncio, urllib.request or its English word forms: done by the search
+package before it imports whoosh.
 
-Two modules whoosh imports first pull in standard modules a search never uses:
+Three modules whoosh imports first pull in modules a search never uses:
 
 - the third-party `cached_property`, where whoosh.reading takes its one cached property
   (`deleted_docs_set`, read by every search), imports asyncio at its top level only to ask,
   when a property is read, whether its function is a coroutine function, and to wrap one
   that is (`asyncio.iscoroutinefunction`, `asyncio.ensure_future`);
 - `whoosh.compat` imports `urlretrieve` from urllib.request (and with it http.client, email,
-  ssl, ...) for Python 2 compatibility; nothing in whoosh calls it.
+  ssl, ...) for Python 2 compatibility; nothing in whoosh calls it;
+- `whoosh.query.terms` imports `variations` from whoosh.lang.morph_en, which joins its
+  hundred-odd rules of English word endings into six large patterns and compiles them as it
+  is imported (about 5 ms, the costliest module of whoosh's), for the `Variations` query
+  alone, which Lore never makes.
 
-Together they were about a fifth of what `lore search` spent importing. So, when neither the module
-nor what it imports has been imported yet, each is imported with a stand-in in `sys.modules`
-for the standard module, and keeps the stand-in as its own name for it: `_AsyncioOnDemand`
-answers `iscoroutinefunction` as asyncio would, `_UrllibRequestOnDemand` has an
-`urlretrieve` that calls the real one, and either hands anything else to the real module,
+The first two were about a fifth of what `lore search` spent importing. So, when neither the
+module nor what it imports has been imported yet, each is imported with a stand-in in
+`sys.modules` for the module it would pull in, and keeps the stand-in as its own name for
+it: `_AsyncioOnDemand` answers `iscoroutinefunction` as asyncio would,
+`_UrllibRequestOnDemand` has an `urlretrieve` that calls the real one, `_WordFormsOnDemand`
+a `variations` that calls the real one, and each hands anything else to the real module,
 imported then. What makes that safe:
 
 - A stand-in is in `sys.modules` only while this thread runs that one import, and only when
-  no other thread exists that could import the standard module meanwhile
+  no other thread exists that could import the module it stands for meanwhile
   (`sys._current_frames()` lists every thread running Python); then it is taken out, so every
-  later import (the app, the MCP server, httpx) gets the real module, imported the ordinary
-  way. With another thread running, or either module imported already, this does nothing.
+  later import (the app, the MCP server, httpx, a `Variations` query) gets the real module,
+  imported the ordinary way. With another thread running, or either module of a pair
+  imported already, this does nothing.
 - Anything that did get a stand-in and asks it for more gets the real module's answer: the
   stand-in leaves `sys.modules` first, then imports the real one.
 - `asyncio.iscoroutinefunction(f)` is `inspect.iscoroutinefunction(f)` or `f` carrying
@@ -46,7 +53,7 @@ from typing import Any
 
 
 class _OnDemand:
-    """Stands for the standard module `NAME`: what it does not answer comes from the real one."""
+    """Stands for the module `NAME`: what it does not answer comes from the real one."""
 
     NAME = ""
     # What an import statement reads of a module already in `sys.modules`.
@@ -88,11 +95,20 @@ class _UrllibRequestOnDemand(_OnDemand):
     urlretrieve = staticmethod(_urlretrieve)
 
 
+class _WordFormsOnDemand(_OnDemand):
+    NAME = "whoosh.lang.morph_en"
+
+    def variations(self, word: str) -> Any:
+        # The real module's, even if asked while this one still stands in for it.
+        return self.__getattr__("variations")(word)
+
+
 def import_whoosh_helpers() -> None:
-    """Import `cached_property` and `whoosh.compat` without the standard modules they would
-    import, where that is safe (see above); what cannot be done so is left to whoosh."""
+    """Import `cached_property`, `whoosh.compat` and `whoosh.query` without the modules they
+    would import, where that is safe (see above); what cannot be done so is left to whoosh."""
     _import_standing_in("cached_property", _AsyncioOnDemand())
     _import_standing_in("whoosh.compat", _UrllibRequestOnDemand())
+    _import_standing_in("whoosh.query", _WordFormsOnDemand())
 
 
 def _import_standing_in(module: str, stand_in: _OnDemand) -> None:
