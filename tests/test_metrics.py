@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any, Literal
+
 import pytest
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lore.core.metrics import MetricRecord, MetricsStore, percentile, summarise
 from lore.core.turns import Turn, TurnTimings, TurnUsage
@@ -135,3 +139,83 @@ def test_a_record_with_figures_that_are_not_numbers_is_skipped(vault: Vault) -> 
     summary = store.summary()
     assert summary.asks == 1 and summary.latency_p50_ms == 300
     assert store.summary(last=5).asks == 1
+
+
+class ReferenceMetricRecord(BaseModel):
+    """The pydantic model a metrics line was read with before."""
+
+    model_config = ConfigDict(extra="ignore")
+    v: int = 1
+    turn_id: str
+    time: str
+    provider: str = ""
+    model: str = ""
+    status: Literal["ok", "cancelled", "error"] = "ok"
+    estimated_prompt_tokens: int = 0
+    estimated_completion_tokens: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    retrieval_ms: float = 0.0
+    first_token_ms: float | None = None
+    total_ms: float = 0.0
+    evidence_count: int = 0
+    dropped: list[str] = Field(default_factory=list)
+    citations_kept: int = 0
+    citations_removed: int = 0
+
+
+WRITTEN_METRICS: dict[str, Any] = {
+    "v": 1,
+    "turn_id": "t00001",
+    "time": "2026-01-01T00:00:00Z",
+    "provider": "ollama",
+    "model": "llama3",
+    "status": "ok",
+    "estimated_prompt_tokens": 500,
+    "estimated_completion_tokens": 90,
+    "prompt_tokens": 450,
+    "completion_tokens": 80,
+    "retrieval_ms": 5.0,
+    "first_token_ms": 200.0,
+    "total_ms": 1000.0,
+    "evidence_count": 4,
+    "dropped": ["note:Pluto"],
+    "citations_kept": 2,
+    "citations_removed": 1,
+}
+ODD_FIGURES: list[Any] = [None, True, 3, 2.0, 2.5, "7", "7.0", "x", "", [], ["a", 1], {}]
+METRIC_RECORDS = [
+    WRITTEN_METRICS,
+    {"turn_id": "t1", "time": "x"},
+    {"time": "x"},
+    {**WRITTEN_METRICS, "status": "cancelled", "extra": 1},
+    *[
+        {**WRITTEN_METRICS, name: value}
+        for name in WRITTEN_METRICS
+        for value in ODD_FIGURES
+        if name != "v"
+    ],
+]
+
+
+@pytest.mark.parametrize("raw", METRIC_RECORDS, ids=lambda raw: json.dumps(raw))
+def test_a_metrics_line_reads_as_the_pydantic_model_read_it(raw: dict[str, Any]) -> None:
+    try:
+        expected: dict[str, Any] | None = ReferenceMetricRecord.model_validate(raw).model_dump(
+            mode="json"
+        )
+    except ValidationError:
+        expected = None
+    read = MetricRecord.from_record(raw)
+    assert (None if read is None else read.to_record()) == expected
+
+
+def test_a_record_is_written_as_the_pydantic_model_wrote_it(vault: Vault) -> None:
+    store = MetricsStore(vault)
+    written = record(store, finished_turn(1, total_ms=1000), dropped=["note:Pluto"])
+    line = vault.layout.metrics.read_text(encoding="utf-8").strip()
+    assert json.loads(line) == ReferenceMetricRecord.model_validate(json.loads(line)).model_dump(
+        mode="json"
+    )
+    assert '"total_ms":1000.0' in line
+    assert written == MetricRecord.from_record(json.loads(line))

@@ -152,6 +152,18 @@ def test_history_loads_no_more_than_search_and_not_the_index(vault: Path) -> Non
     assert report["loaded"] == []
 
 
+def test_metrics_are_read_without_pydantic(vault: Path) -> None:
+    settle_settings(vault)
+    asked = run_lore(["--vault", str(vault), "--provider", "offline", "ask", "what is Europa?"], [])
+    assert asked["code"] == 0
+    report = run_lore(
+        ["--vault", str(vault), "metrics", "--last", "5"], ["pydantic", "yaml", "whoosh"]
+    )
+    assert report["code"] == 0
+    assert "offline" in report["output"]
+    assert report["loaded"] == []
+
+
 def test_help_loads_no_vault_settings_or_index_module() -> None:
     report = run_lore(["--help"], NEVER_FOR_HELP)
     assert report["code"] == 0

@@ -13,7 +13,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from lore.core.history import decode_turn
-from lore.core.turns import NotATurn, Turn, TurnTimings, TurnUsage
+from lore.core.record_fields import RecordError
+from lore.core.turns import Turn, TurnTimings, TurnUsage
 
 
 class ReferenceUsage(BaseModel):
@@ -205,9 +206,9 @@ def test_a_line_that_is_not_a_turn_is_skipped_and_model_validate_says_why() -> N
     assert decode_turn(b'["not", "a", "turn"]') is None
     assert decode_turn(b'{"time": "x", "question": 5}') is None
     assert decode_turn(b"{torn") is None
-    with pytest.raises(NotATurn, match="question: expected text, got int"):
+    with pytest.raises(RecordError, match="question: expected text, got int"):
         Turn.model_validate({"time": "x", "question": 5})
-    with pytest.raises(NotATurn, match=r"usage\.prompt_tokens: expected a whole number"):
+    with pytest.raises(RecordError, match=r"usage\.prompt_tokens: expected a whole number"):
         Turn.model_validate({**MINIMAL, "usage": {"prompt_tokens": 2.5}})
 
 

@@ -348,7 +348,7 @@ def tokens_overview(ctx: Context) -> dict[str, Any]:
         "estimated_completion_tokens": summary.estimated_completion_tokens,
         "tokens_per_second": summary.tokens_per_second,
         "latency_p50_ms": summary.latency_p50_ms,
-        "last_ask": last[0].model_dump(mode="json") if last else None,
+        "last_ask": last[0].to_record() if last else None,
         "live_turns": status.live_turns,
         "live_tokens": status.live_tokens,
         "live_over_threshold": status.live_over_threshold,

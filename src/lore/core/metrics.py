@@ -11,21 +11,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from lore.core import record_fields as read
+from lore.core.record_fields import ABSENT, RecordError
 from lore.core.storage import append_record, iter_records, read_tail_records
 from lore.core.tokens import reported_or_estimated
 from lore.core.turns import Turn, TurnStatus
 from lore.core.vault import Vault
 
 METRICS_RECORD_VERSION = 1
+_STATUSES = ("ok", "cancelled", "error")
 
 
-class MetricRecord(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+# A plain dataclass, read back as turns are (lore.core.record_fields): a pydantic model cost
+# every ask the import of pydantic to write one line.
+@dataclass(slots=True, kw_only=True)
+class MetricRecord:
     v: int = METRICS_RECORD_VERSION
     turn_id: str
     time: str
@@ -40,9 +42,87 @@ class MetricRecord(BaseModel):
     first_token_ms: float | None = None
     total_ms: float = 0.0
     evidence_count: int = 0
-    dropped: list[str] = Field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
     citations_kept: int = 0
     citations_removed: int = 0
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "v": self.v,
+            "turn_id": self.turn_id,
+            "time": self.time,
+            "provider": self.provider,
+            "model": self.model,
+            "status": self.status,
+            "estimated_prompt_tokens": self.estimated_prompt_tokens,
+            "estimated_completion_tokens": self.estimated_completion_tokens,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "retrieval_ms": float(self.retrieval_ms),
+            "first_token_ms": read.float_or_none(self.first_token_ms),
+            "total_ms": float(self.total_ms),
+            "evidence_count": self.evidence_count,
+            "dropped": list(self.dropped),
+            "citations_kept": self.citations_kept,
+            "citations_removed": self.citations_removed,
+        }
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> MetricRecord | None:
+        """The record of one ask from a metrics line, or None for a line that is not one."""
+        try:
+            return cls.model_validate(record)
+        except RecordError:
+            return None
+
+    @classmethod
+    def model_validate(cls, record: Any) -> MetricRecord:
+        """The figures `record` holds (keys it does not know are ignored), or `RecordError`."""
+        get = read.fields_of(record, "metrics").get
+
+        def whole(name: str) -> int:
+            value = get(name, 0)
+            return value if type(value) is int else read.whole_number(value, name)
+
+        def optional_whole(name: str) -> int | None:
+            value = get(name)
+            return value if type(value) is int else read.optional_whole_number(value, name)
+
+        def text(name: str, default: Any = "") -> str:
+            value = get(name, default)
+            return value if type(value) is str else read.text(value, name)
+
+        def number(name: str) -> float:
+            value = get(name, 0.0)
+            return value if type(value) is float else read.number(value, name)
+
+        version = get("v", METRICS_RECORD_VERSION)
+        status = get("status", "ok")
+        first_token = get("first_token_ms")
+        dropped = get("dropped", ABSENT)
+        return cls(
+            v=version if type(version) is int else read.whole_number(version, "v"),
+            turn_id=text("turn_id", ABSENT),
+            time=text("time", ABSENT),
+            provider=text("provider"),
+            model=text("model"),
+            status=cast(
+                TurnStatus, status if status == "ok" else read.choice(status, _STATUSES, "status")
+            ),
+            estimated_prompt_tokens=whole("estimated_prompt_tokens"),
+            estimated_completion_tokens=whole("estimated_completion_tokens"),
+            prompt_tokens=optional_whole("prompt_tokens"),
+            completion_tokens=optional_whole("completion_tokens"),
+            retrieval_ms=number("retrieval_ms"),
+            first_token_ms=first_token
+            if type(first_token) is float
+            else read.optional_number(first_token, "first_token_ms"),
+            total_ms=number("total_ms"),
+            evidence_count=whole("evidence_count"),
+            dropped=[] if dropped is ABSENT else read.texts(dropped, "dropped"),
+            citations_kept=whole("citations_kept"),
+            citations_removed=whole("citations_removed"),
+        )
 
     @property
     def model_label(self) -> str:
@@ -73,8 +153,8 @@ class MetricRecord(BaseModel):
 class _Figures:
     """The fields of a record the summary reads, built from a raw line without validation.
 
-    Summing a long metrics file through pydantic costs seconds; this costs a dict lookup per
-    field. Lines whose figures are not numbers are skipped, as garbage lines are.
+    Summing a long metrics file through whole records costs seconds; this costs a dict lookup
+    per field. Lines whose figures are not numbers are skipped, as garbage lines are.
     """
 
     __slots__ = (
@@ -268,7 +348,7 @@ class MetricsStore:
         )
         self.vault.ensure_writable()
         with self.vault.lock():
-            append_record(self.path, record.model_dump(mode="json"))
+            append_record(self.path, record.to_record())
         return record
 
     def tail(self, n: int) -> list[MetricRecord]:
@@ -277,7 +357,7 @@ class MetricsStore:
 
     def iter_records(self) -> Iterable[MetricRecord]:
         for raw in iter_records(self.path):
-            record = _decode_one(raw)
+            record = MetricRecord.from_record(raw)
             if record is not None:
                 yield record
 
@@ -297,12 +377,5 @@ class MetricsStore:
                 continue
 
 
-def _decode_one(raw: dict[str, Any]) -> MetricRecord | None:
-    try:
-        return MetricRecord.model_validate(raw)
-    except Exception:
-        return None
-
-
 def _decode(raws: list[dict[str, Any]]) -> list[MetricRecord]:
-    return [record for raw in raws if (record := _decode_one(raw)) is not None]
+    return [record for raw in raws if (record := MetricRecord.from_record(raw)) is not None]
