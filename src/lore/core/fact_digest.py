@@ -243,9 +243,11 @@ class _Sentence(NamedTuple):
     that every sentence of a long history stays read at once in a few tens of MB.
     """
 
-    # Its telling tokens joined by spaces: what a digest writes when it fits.
-    text: str
-    # The `_size` of `text`.
+    # Its telling tokens: what a digest writes of it, whole or its densest words. A tuple
+    # of the tokens already read weighs no more than their text joined, and a sentence too
+    # long for its digest is cut from it without reading its words again.
+    tokens: tuple[_Token, ...]
+    # The `_size` of its tokens joined by spaces.
     characters: int
     words: int
     outside: int
@@ -256,23 +258,21 @@ class _Sentence(NamedTuple):
     stems: tuple[str, ...]
 
     @property
-    def tokens(self) -> list[_Token]:
-        """Its telling tokens, read again from `text`: only a sentence too long for its
-        digest needs them, and then once."""
-        return list(map(_token, self.text.split()))
+    def text(self) -> str:
+        """Its telling tokens joined by spaces: what a digest writes when it fits."""
+        return " ".join(map(_TEXT, self.tokens))
 
 
 def _read_sentence(text: str) -> _Sentence | None:
     """The sentence `text` as a digest reads it; None if it has no telling word."""
-    tokens = list(filter(_TELLING, map(_token, text.split())))
+    tokens = tuple(filter(_TELLING, map(_token, text.split())))
     if not tokens:
         return None
-    joined = " ".join(map(_TEXT, tokens))
     return _Sentence(
-        joined,
-        len(joined),
+        tokens,
+        sum(map(_CHARACTERS, tokens)) + len(tokens) - 1,
         len(tokens),
-        sum(map(_OUTSIDE, tokens)) if not joined.isascii() else 0,
+        sum(map(_OUTSIDE, tokens)),
         2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])),
         tuple(chain.from_iterable(map(_STEMS, tokens))),
     )
@@ -331,8 +331,7 @@ def _fitting(tokens: list[_Token], limit: int) -> list[str]:
 def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[str]) -> str:
     """The words of a sentence that say most (numbers, the question's words, names), in
     their order, within `limit` tokens."""
-    texts = sentence.text.split()
-    tokens = list(map(_token, texts))
+    tokens = sentence.tokens
     ranks = list(map(_RANK, tokens))
     if question_terms and not question_terms.isdisjoint(map(_BARE_STEM, tokens)):
         # A word of the question ranks after the numbers and before the names.
@@ -344,7 +343,7 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
     # Each word is kept if it still fits. No more than `most` words ever fit the estimate,
     # so when the first `most` in order fit together, they are the ones kept.
     first = order[: max(0, most)]
-    characters = sum(map(len, map(texts.__getitem__, first))) + len(first) - 1
+    characters = sum(map(_CHARACTERS, map(tokens.__getitem__, first))) + len(first) - 1
     # Characters outside ASCII are counted only in sentences that have some.
     outside = sum(map(_OUTSIDE, map(tokens.__getitem__, first))) if sentence.outside else 0
     if characters <= room and outside <= limit:
@@ -365,7 +364,7 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
                 outside += token.outside
                 kept.append(position)
     kept.sort()
-    return " ".join(map(texts.__getitem__, kept))
+    return " ".join(map(_TEXT, map(tokens.__getitem__, kept)))
 
 
 @lru_cache(maxsize=_MAX_QUESTIONS)
