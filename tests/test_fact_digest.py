@@ -182,3 +182,25 @@ def test_what_digests_have_read_stays_within_its_limit() -> None:
     assert read["d"] == "D"
     assert len(read) <= 3
     assert read["a"] == "A"
+
+
+def test_summary_lines_are_weighed_as_their_words_would_be() -> None:
+    # Lines of ASCII and digest arrows are weighed without reading their words: the weight
+    # and size must be those the words give, whatever the line holds.
+    import random
+
+    from lore.core.fact_digest import _CAPITAL, _DIGIT, _line, _token
+    from lore.core.tokens import text_counts
+
+    pieces = [
+        "- ", "Mars", "moons", "2", "7.6", "x1", "(notes:", "Phobos)", "→", "3→4", "a",
+        "  ", "\t", "\n", " ", "Ünïcode", "²", "٣", "É", "ſo", "\u00a0", "A.", "'B'",
+    ]  # fmt: skip
+    rng = random.Random(5)
+    for _ in range(2000):
+        text = "".join(
+            rng.choice(pieces) + rng.choice(["", " "]) for _ in range(rng.randint(0, 12))
+        )
+        tokens = list(map(_token, text.split()))
+        density = 2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:]))
+        assert _line(text) == (density, text_counts(text)), text

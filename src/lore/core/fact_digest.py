@@ -24,7 +24,7 @@ from typing import NamedTuple, TypeVar
 
 from lore.core.passages import STOPWORDS, words
 from lore.core.search.query import stem_word
-from lore.core.tokens import estimate_tokens
+from lore.core.tokens import estimate_tokens, text_counts
 
 _LEAD = re.compile(r"^\s*From the notes:\s*", re.IGNORECASE)
 _UNVERIFIED = " (from an unverified source)"
@@ -459,6 +459,15 @@ def _joined(asked: str, facts: str, notes: str) -> str:
     return f"{line} {notes}" if notes else line
 
 
+# What `_line` counts without reading a line's words one by one, in lines whose only
+# characters outside ASCII are the arrows digests are written with: neither is a number, a
+# capital or whitespace, so a token holds a number when it holds an ASCII digit, and a name
+# starts wherever a capital follows whitespace.
+_ARROW = "→"
+_NUMBER_TOKEN = re.compile(r"[0-9]\S*")
+_NAME_AFTER_SPACE = re.compile(r"\s[A-Z]")
+
+
 @lru_cache(maxsize=16_384)
 def _line(text: str) -> tuple[int, _Size]:
     """A summary line's density (two for each number, one for each name after its first
@@ -466,12 +475,14 @@ def _line(text: str) -> tuple[int, _Size]:
 
     Summaries of summaries weigh the lines of those below them: a line chosen at one level
     is weighed again at every level above."""
-    found = text.split()
-    tokens = list(map(_token, found))
-    characters = len(text)
-    outside = 0 if text.isascii() else characters - len(text.encode("ascii", "ignore"))
-    density = 2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:]))
-    return density, (characters, len(found), outside)
+    size = text_counts(text)
+    if size[2] and size[2] != text.count(_ARROW):
+        tokens = list(map(_token, text.split()))
+        return 2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])), size
+    names = len(_NAME_AFTER_SPACE.findall(text))
+    if names and text[:1].isspace() and text.lstrip()[:1].isupper():
+        names -= 1  # the first word is a name, after whitespace
+    return 2 * len(_NUMBER_TOKEN.findall(text)) + names, size
 
 
 def forget_words() -> None:
