@@ -556,6 +556,10 @@ def _plan(
     new_state = MemoryState(
         watermark=last_id, watermark_offset=last_end, updated=planner.now, entries=planner.entries
     )
+    # Opening the index can leave this call's frame in a reference cycle (whoosh keeps the
+    # exception it caught while making its folder), and the frame keeps what its names
+    # still hold until the collector runs: then it would walk every live turn for nothing.
+    del live, to_cover, kept
     return report, new_state
 
 
