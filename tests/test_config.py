@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from lore.cli import main
-from lore.config import CONFIG_TEMPLATE, LoreConfig, load_config, parse_config
+from lore.config import (
+    CONFIG_TEMPLATE,
+    LoreConfig,
+    McpSettings,
+    SearchSettings,
+    VaultSettings,
+    load_config,
+    parse_config,
+)
 from lore.core.vault import init_vault
 from lore.errors import ConfigError
 
@@ -122,3 +130,15 @@ def test_bad_config_in_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert "ask.budget_tokens" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_settings_compare_and_show_as_dataclasses_do() -> None:
+    assert repr(McpSettings(ingest_roots=["inbox"])) == (
+        "McpSettings(ingest_roots=['inbox'], max_body_chars=20000)"
+    )
+    changed = LoreConfig()
+    changed.ask.top_k = 3
+    assert changed != LoreConfig() and LoreConfig() == LoreConfig()
+    assert VaultSettings() != SearchSettings() and VaultSettings() != "VaultSettings()"
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(LoreConfig())
