@@ -255,7 +255,8 @@ def _disk_refuses_writes(monkeypatch: pytest.MonkeyPatch, code: int = errno.ENOS
 
     from whoosh.filedb.filestore import FileStorage
 
-    monkeypatch.setattr(storage, "tempfile", _Refusing(tempfile, {"mkstemp"}, code))
+    # Storage imports tempfile when it writes: the module's own function is the one to refuse.
+    monkeypatch.setattr(tempfile, "mkstemp", _Refusing(tempfile, {"mkstemp"}, code).mkstemp)
     monkeypatch.setattr(storage, "os", _Refusing(os, {"open"}, code))
 
     def refuse(*args: object, **kwargs: object) -> None:

@@ -10,7 +10,6 @@ import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +88,10 @@ def atomic_write_stream(path: Path, produce: Callable[[Any], T], *, binary: bool
     old file or the whole new one, never half, and a failure leaves no temporary file.
     Text is UTF-8 with "\n" line ends. Returns what `produce` returned.
     """
+    # Here, not at the top: tempfile brings shutil, random and the compression modules, and
+    # most commands write nothing.
+    import tempfile
+
     folder = path.parent if str(path.parent) else Path(".")
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -122,6 +125,8 @@ def atomic_write_many(files: list[tuple[Path, bytes]]) -> None:
     Every temporary file is written and synced before any is renamed into place, so each
     file is still old or new, never half, and a crash leaves only stray .tmp files.
     """
+    import tempfile
+
     written: list[tuple[str, Path]] = []
     try:
         for path, data in files:
