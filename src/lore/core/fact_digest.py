@@ -126,6 +126,9 @@ class _Token(NamedTuple):
     bare_capital: bool
     # Where `_densest_words` ranks it when it is not one of the question's words.
     rank: int
+    # What it adds to the weight of a sentence it is not the first word of: two for a
+    # number, one for a name.
+    weight: int
 
 
 _TEXT, _CHARACTERS, _OUTSIDE, _TELLING, _DIGIT, _CAPITAL, _STEMS, _CONTENT_STEMS = map(
@@ -133,6 +136,7 @@ _TEXT, _CHARACTERS, _OUTSIDE, _TELLING, _DIGIT, _CAPITAL, _STEMS, _CONTENT_STEMS
 )
 _BARE_STEM = itemgetter(8)
 _RANK = itemgetter(10)
+_WEIGHT = itemgetter(11)
 
 # The order in which `_densest_words` keeps a sentence's words; a word of the question is
 # ranked _QUESTION_RANK[True] unless it is a number.
@@ -164,6 +168,7 @@ def _read_token(text: str) -> _Token:
                 stem,
                 capital,
                 _NUMBER_RANK if digit else _NAME_RANK if capital else _OTHER_RANK,
+                2 * digit + capital,
             )
     else:
         outside = characters - len(text.encode("ascii", "ignore"))
@@ -176,6 +181,7 @@ def _read_token(text: str) -> _Token:
     stems = tuple(set(map(_stem, found)))
     content = [word for word in found if word not in STOPWORDS]
     digit = _has_digit(text)
+    capital = text[:1].isupper()
     bare_capital = bare[:1].isupper()
     return _Token(
         text,
@@ -183,12 +189,13 @@ def _read_token(text: str) -> _Token:
         outside,
         lowered not in STOPWORDS or lowered in _KEPT,
         digit,
-        text[:1].isupper(),
+        capital,
         stems,
         stems if len(content) == len(found) else tuple(set(map(_stem, content))),
         _stem(lowered),
         bare_capital,
         _NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
+        2 * digit + capital,
     )
 
 
@@ -272,8 +279,8 @@ def _read_sentence(text: str) -> _Sentence | None:
         tokens,
         sum(map(_CHARACTERS, tokens)) + len(tokens) - 1,
         len(tokens),
-        sum(map(_OUTSIDE, tokens)),
-        2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:])),
+        0 if text.isascii() else sum(map(_OUTSIDE, tokens)),
+        sum(map(_WEIGHT, tokens)) - tokens[0].capital,
         tuple(chain.from_iterable(map(_STEMS, tokens))),
     )
 
@@ -374,11 +381,8 @@ def _question(question: str, max_tokens: int) -> tuple[str, frozenset[str], int]
     Histories ask the same questions again: each is read once."""
     limit = max(1, int(max_tokens * _QUESTION_SHARE))
     tokens = list(map(_token, question.split()))
-    telling = list(filter(_TELLING, tokens))
-    # Without its stopwords, or as asked if it has nothing else.
-    asked = " ".join(map(_TEXT, telling or tokens))
-    if estimate_tokens(asked) > limit:
-        asked = " ".join(_fitting(telling or tokens, limit))
+    # Without its stopwords, or as asked if it has nothing else; as much as fits.
+    asked = " ".join(_fitting(list(filter(_TELLING, tokens)) or tokens, limit))
     # Gathered word by word, as each token knows its stems.
     wanted = frozenset().union(*map(_CONTENT_STEMS, tokens))
     return asked, wanted, max_tokens - estimate_tokens(f"{asked} → ")
