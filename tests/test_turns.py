@@ -206,10 +206,12 @@ def test_a_line_that_is_not_a_turn_is_skipped_and_model_validate_says_why() -> N
     assert decode_turn(b'["not", "a", "turn"]') is None
     assert decode_turn(b'{"time": "x", "question": 5}') is None
     assert decode_turn(b"{torn") is None
-    with pytest.raises(RecordError, match="question: expected text, got int"):
+    with pytest.raises(RecordError, match="question: input should be a valid string"):
         Turn.model_validate({"time": "x", "question": 5})
-    with pytest.raises(RecordError, match=r"usage\.prompt_tokens: expected a whole number"):
+    with pytest.raises(RecordError, match=r"usage\.prompt_tokens: input should be a valid integer"):
         Turn.model_validate({**MINIMAL, "usage": {"prompt_tokens": 2.5}})
+    with pytest.raises(RecordError, match="time: field required"):
+        Turn.model_validate({"question": "why?"})
 
 
 def test_nested_records_given_as_objects_are_taken_as_they_are() -> None:
@@ -219,3 +221,22 @@ def test_nested_records_given_as_objects_are_taken_as_they_are() -> None:
     assert turn.timings.total_ms == 1.0
     assert turn.model_copy(update={"status": "error"}).status == "error"
     assert turn.status == "ok"
+
+
+def test_pydantic_reads_only_the_records_lore_did_not_write_as_it_writes_them() -> None:
+    import subprocess
+    import sys
+
+    script = f"""
+import json, sys
+from lore.core.turns import Turn
+written = json.loads({json.dumps(json.dumps(WRITTEN))})
+assert Turn.model_validate(written).question == written["question"]
+assert "pydantic" not in sys.modules, "a line as written went to pydantic"
+odd = dict(written, timings={{"retrieval_ms": 4, "first_token_ms": "350", "total_ms": 2100}})
+turn = Turn.model_validate(odd)
+assert "pydantic" in sys.modules
+assert (turn.timings.retrieval_ms, turn.timings.first_token_ms) == (4.0, 350.0)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

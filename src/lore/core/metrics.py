@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from lore.core import record_fields as read
-from lore.core.record_fields import ABSENT, RecordError
+from lore.core.record_fields import RecordError
 from lore.core.storage import append_record, iter_records, read_tail_records
 from lore.core.tokens import reported_or_estimated
 from lore.core.turns import Turn, TurnStatus
@@ -25,7 +25,7 @@ _STATUSES = ("ok", "cancelled", "error")
 
 
 # A plain dataclass, read back as turns are (lore.core.record_fields): a pydantic model cost
-# every ask the import of pydantic to write one line.
+# every ask the import of pydantic to write one line; pydantic reads only unusual lines.
 @dataclass(slots=True, kw_only=True)
 class MetricRecord:
     v: int = METRICS_RECORD_VERSION
@@ -78,48 +78,37 @@ class MetricRecord:
     @classmethod
     def model_validate(cls, record: Any) -> MetricRecord:
         """The figures `record` holds (keys it does not know are ignored), or `RecordError`."""
-        get = read.fields_of(record, "metrics").get
+        return read.read_record(MetricRecord, record, cls._as_written)
+
+    @classmethod
+    def _as_written(cls, record: dict[str, Any]) -> MetricRecord:
+        get = record.get
 
         def whole(name: str) -> int:
-            value = get(name, 0)
-            return value if type(value) is int else read.whole_number(value, name)
-
-        def optional_whole(name: str) -> int | None:
-            value = get(name)
-            return value if type(value) is int else read.optional_whole_number(value, name)
+            return read.as_written(get(name, 0), int)  # type: ignore[no-any-return]
 
         def text(name: str, default: Any = "") -> str:
-            value = get(name, default)
-            return value if type(value) is str else read.text(value, name)
+            return read.as_written(get(name, default), str)  # type: ignore[no-any-return]
 
         def number(name: str) -> float:
-            value = get(name, 0.0)
-            return value if type(value) is float else read.number(value, name)
+            return read.as_written(get(name, 0.0), float)  # type: ignore[no-any-return]
 
-        version = get("v", METRICS_RECORD_VERSION)
-        status = get("status", "ok")
-        first_token = get("first_token_ms")
-        dropped = get("dropped", ABSENT)
         return cls(
-            v=version if type(version) is int else read.whole_number(version, "v"),
-            turn_id=text("turn_id", ABSENT),
-            time=text("time", ABSENT),
+            v=whole("v") if "v" in record else METRICS_RECORD_VERSION,
+            turn_id=text("turn_id", None),
+            time=text("time", None),
             provider=text("provider"),
             model=text("model"),
-            status=cast(
-                TurnStatus, status if status == "ok" else read.choice(status, _STATUSES, "status")
-            ),
+            status=read.choice(get("status", "ok"), _STATUSES),
             estimated_prompt_tokens=whole("estimated_prompt_tokens"),
             estimated_completion_tokens=whole("estimated_completion_tokens"),
-            prompt_tokens=optional_whole("prompt_tokens"),
-            completion_tokens=optional_whole("completion_tokens"),
+            prompt_tokens=read.optional(get("prompt_tokens"), int),
+            completion_tokens=read.optional(get("completion_tokens"), int),
             retrieval_ms=number("retrieval_ms"),
-            first_token_ms=first_token
-            if type(first_token) is float
-            else read.optional_number(first_token, "first_token_ms"),
+            first_token_ms=read.optional(get("first_token_ms"), float),
             total_ms=number("total_ms"),
             evidence_count=whole("evidence_count"),
-            dropped=[] if dropped is ABSENT else read.texts(dropped, "dropped"),
+            dropped=read.texts(get("dropped", [])),
             citations_kept=whole("citations_kept"),
             citations_removed=whole("citations_removed"),
         )

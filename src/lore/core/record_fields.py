@@ -1,17 +1,23 @@
-"""The fields of Lore's own JSONL records (turns, metrics), read as pydantic's lax mode read them.
+"""Lore's own JSONL records (turns, metrics) read back: as written, or through pydantic.
 
-Those records were pydantic models, and every command that reads one back paid for importing
-pydantic and building the models, more than the reading itself. These readers take a value
-from a parsed JSON line and give it as its field's type or raise `RecordError` naming the
-field: whole numbers from integral floats and numeric text, numbers from whole numbers and
-numeric text, text only from text, lists of text only from lists of text. A caller checks
-the one type a field is written as (`type(value) is str`) and calls a reader only for
-anything else, so a line as Lore writes it is read with one check per field and no call.
+Every command that reads a record back (every ask, `lore history`, `lore metrics`) would
+otherwise pay for importing pydantic and building its validators, more than the reading
+itself. A line as Lore writes it holds each field in the one type it is written as (text as
+text, a count as an int, a time as a float), so such a line is taken as it is, with one type
+check per field. Anything else (an older line's `3` for `3.0`, a number written as text, a
+missing field, a wrong kind) is handed whole to pydantic, imported only then, which converts
+what its lax mode converts and names what it cannot: no conversion is written here.
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+Record = TypeVar("Record")
 
 # What `record.get(name, ABSENT)` gives for a key the record does not have, told apart from
 # one that holds null.
@@ -22,69 +28,30 @@ class RecordError(ValueError):
     """A record that is not what it should be: a field missing, or holding the wrong kind."""
 
 
-def text(value: Any, name: str) -> str:
-    if type(value) is str:
-        return cast(str, value)
-    raise RecordError(f"{name}: expected text, got {_kind(value)}")
+class NotAsWritten(Exception):
+    """A field not in the type Lore writes it in: the whole record goes to pydantic."""
 
 
-def optional_text(value: Any, name: str) -> str | None:
-    return None if value is None else text(value, name)
-
-
-def whole_number(value: Any, name: str) -> int:
-    kind = type(value)
-    if kind is int or kind is bool:
-        return int(value)
-    if kind is float and value.is_integer():
-        return int(value)
-    if kind is str:
-        # "5", " 5 ", "1_000" and "5.00" as pydantic read them; not "5." or "1e3".
-        whole, point, zeros = value.strip().partition(".")
-        if not point or (zeros and not zeros.strip("0")):
-            try:
-                return int(whole)
-            except ValueError:
-                pass
-    raise RecordError(f"{name}: expected a whole number, got {_kind(value)}")
-
-
-def optional_whole_number(value: Any, name: str) -> int | None:
-    return None if value is None else whole_number(value, name)
-
-
-def number(value: Any, name: str) -> float:
-    kind = type(value)
-    if kind is float or kind is int or kind is bool:
-        return float(value)
-    if kind is str:
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise RecordError(f"{name}: expected a number, got {_kind(value)}")
-
-
-def optional_number(value: Any, name: str) -> float | None:
-    return None if value is None else number(value, name)
-
-
-def texts(value: Any, name: str) -> list[str]:
-    if type(value) in (list, tuple) and all(type(item) is str for item in value):
-        return list(value)
-    raise RecordError(f"{name}: expected a list of text, got {_kind(value)}")
-
-
-def choice(value: Any, choices: tuple[str, ...], name: str) -> str:
-    if type(value) is str and value in choices:
-        return cast(str, value)
-    raise RecordError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
-
-
-def fields_of(value: Any, name: str) -> dict[str, Any]:
-    if isinstance(value, dict):
+def as_written(value: Any, kind: type) -> Any:
+    if type(value) is kind:
         return value
-    raise RecordError(f"{name}: expected an object, got {_kind(value)}")
+    raise NotAsWritten
+
+
+def optional(value: Any, kind: type) -> Any:
+    return None if value is None else as_written(value, kind)
+
+
+def texts(value: Any) -> list[str]:
+    if type(value) is list and all(type(item) is str for item in value):
+        return value
+    raise NotAsWritten
+
+
+def choice(value: Any, choices: tuple[str, ...]) -> Any:
+    if type(value) is str and value in choices:
+        return value
+    raise NotAsWritten
 
 
 def float_or_none(value: float | None) -> float | None:
@@ -92,5 +59,37 @@ def float_or_none(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
-def _kind(value: Any) -> str:
-    return "nothing" if value is ABSENT else type(value).__name__
+def read_record(
+    kind: type[Record], record: Any, as_lore_wrote_it: Callable[[dict[str, Any]], Record]
+) -> Record:
+    """`record` as a `kind`: by `as_lore_wrote_it` when every field is as Lore writes it,
+    else by pydantic; `RecordError` names the field pydantic could not read."""
+    if type(record) is dict:
+        try:
+            return as_lore_wrote_it(record)
+        except NotAsWritten:
+            pass
+    return validated(kind, record)
+
+
+def validated(kind: type[Record], record: Any) -> Record:
+    from pydantic import ValidationError
+
+    try:
+        return _adapter(kind).validate_python(record)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in first["loc"]) or kind.__name__
+        raise RecordError(f"{where}: {first['msg'].lower()}") from None
+
+
+_adapters: dict[type, Any] = {}
+
+
+def _adapter(kind: type[Record]) -> TypeAdapter[Record]:
+    adapter = _adapters.get(kind)
+    if adapter is None:
+        from pydantic import TypeAdapter
+
+        adapter = _adapters[kind] = TypeAdapter(kind)
+    return adapter  # type: ignore[no-any-return]

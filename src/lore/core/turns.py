@@ -3,18 +3,17 @@
 Turns are plain dataclasses. Every ask and every `lore history` reads turns back, and as
 pydantic models they cost those commands more than their own work: importing pydantic and
 building the three models was about 100 ms of the 220 `lore history` took. A turn made in
-code is as its annotations say (mypy checks the callers). A turn read from a record is
-checked field by field and converted as pydantic's lax mode did (lore.core.record_fields;
-tests/test_turns.py holds the two side by side); a record that is not a turn reads as None,
-or raises `RecordError` from `model_validate`, which keeps pydantic's name, as `model_copy`
-does.
+code is as its annotations say (mypy checks the callers). A turn read from a record as Lore
+writes it is taken as it is; any other record is validated by pydantic, imported only then
+(lore.core.record_fields). A record that is not a turn reads as None, or raises
+`RecordError` from `model_validate`, which keeps pydantic's name, as `model_copy` does.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from lore.core import record_fields as read
 from lore.core.record_fields import ABSENT, RecordError
@@ -69,27 +68,17 @@ class TurnUsage:
         }
 
     @classmethod
-    def model_validate(cls, value: Any) -> TurnUsage:
+    def as_written(cls, value: Any) -> TurnUsage:
         if isinstance(value, TurnUsage):
             return value
-        get = read.fields_of(value, "usage").get
-        prompt = get("estimated_prompt_tokens", 0)
-        completion = get("estimated_completion_tokens", 0)
-        reported_prompt = get("prompt_tokens")
-        reported_completion = get("completion_tokens")
+        if type(value) is not dict:
+            raise read.NotAsWritten
+        get = value.get
         return cls(
-            estimated_prompt_tokens=prompt
-            if type(prompt) is int
-            else read.whole_number(prompt, "usage.estimated_prompt_tokens"),
-            estimated_completion_tokens=completion
-            if type(completion) is int
-            else read.whole_number(completion, "usage.estimated_completion_tokens"),
-            prompt_tokens=reported_prompt
-            if type(reported_prompt) is int
-            else read.optional_whole_number(reported_prompt, "usage.prompt_tokens"),
-            completion_tokens=reported_completion
-            if type(reported_completion) is int
-            else read.optional_whole_number(reported_completion, "usage.completion_tokens"),
+            estimated_prompt_tokens=read.as_written(get("estimated_prompt_tokens", 0), int),
+            estimated_completion_tokens=read.as_written(get("estimated_completion_tokens", 0), int),
+            prompt_tokens=read.optional(get("prompt_tokens"), int),
+            completion_tokens=read.optional(get("completion_tokens"), int),
         )
 
 
@@ -107,21 +96,16 @@ class TurnTimings:
         }
 
     @classmethod
-    def model_validate(cls, value: Any) -> TurnTimings:
+    def as_written(cls, value: Any) -> TurnTimings:
         if isinstance(value, TurnTimings):
             return value
-        get = read.fields_of(value, "timings").get
-        retrieval = get("retrieval_ms", 0.0)
-        first_token = get("first_token_ms")
-        total = get("total_ms", 0.0)
+        if type(value) is not dict:
+            raise read.NotAsWritten
+        get = value.get
         return cls(
-            retrieval_ms=retrieval
-            if type(retrieval) is float
-            else read.number(retrieval, "timings.retrieval_ms"),
-            first_token_ms=first_token
-            if type(first_token) is float
-            else read.optional_number(first_token, "timings.first_token_ms"),
-            total_ms=total if type(total) is float else read.number(total, "timings.total_ms"),
+            retrieval_ms=read.as_written(get("retrieval_ms", 0.0), float),
+            first_token_ms=read.optional(get("first_token_ms"), float),
+            total_ms=read.as_written(get("total_ms", 0.0), float),
         )
 
 
@@ -173,46 +157,29 @@ class Turn:
     @classmethod
     def model_validate(cls, record: Any) -> Turn:
         """The turn `record` holds (keys it does not know are ignored), or `RecordError`."""
-        get = read.fields_of(record, "turn").get
-        version = get("v", TURN_RECORD_VERSION)
+        return read.read_record(Turn, record, cls._as_written)
+
+    @classmethod
+    def _as_written(cls, record: dict[str, Any]) -> Turn:
+        get = record.get
         turn_id = get("id", ABSENT)
-        asked_at = get("time", ABSENT)
-        question = get("question", ABSENT)
-        resolved = get("resolved_question", "")
-        answer = get("answer", "")
-        cited = get("cited", ABSENT)
-        provider = get("provider", "offline")
-        model = get("model", "")
         usage = get("usage", ABSENT)
         timings = get("timings", ABSENT)
-        status = get("status", "ok")
-        error = get("error")
-        conversation = get("conversation", "")
         return cls(
-            v=version if type(version) is int else read.whole_number(version, "v"),
-            id=turn_id
-            if type(turn_id) is str
-            else new_turn_id()
-            if turn_id is ABSENT
-            else read.text(turn_id, "id"),
-            time=asked_at if type(asked_at) is str else read.text(asked_at, "time"),
-            question=question if type(question) is str else read.text(question, "question"),
-            resolved_question=resolved
-            if type(resolved) is str
-            else read.text(resolved, "resolved_question"),
-            answer=answer if type(answer) is str else read.text(answer, "answer"),
-            cited=[] if cited is ABSENT else read.texts(cited, "cited"),
-            provider=provider if type(provider) is str else read.text(provider, "provider"),
-            model=model if type(model) is str else read.text(model, "model"),
-            usage=TurnUsage() if usage is ABSENT else TurnUsage.model_validate(usage),
-            timings=TurnTimings() if timings is ABSENT else TurnTimings.model_validate(timings),
-            status=cast(
-                TurnStatus, status if status == "ok" else read.choice(status, _STATUSES, "status")
-            ),
-            error=error if type(error) is str else read.optional_text(error, "error"),
-            conversation=conversation
-            if type(conversation) is str
-            else read.text(conversation, "conversation"),
+            v=read.as_written(get("v", TURN_RECORD_VERSION), int),
+            id=new_turn_id() if turn_id is ABSENT else read.as_written(turn_id, str),
+            time=read.as_written(get("time"), str),
+            question=read.as_written(get("question"), str),
+            resolved_question=read.as_written(get("resolved_question", ""), str),
+            answer=read.as_written(get("answer", ""), str),
+            cited=read.texts(get("cited", [])),
+            provider=read.as_written(get("provider", "offline"), str),
+            model=read.as_written(get("model", ""), str),
+            usage=TurnUsage() if usage is ABSENT else TurnUsage.as_written(usage),
+            timings=TurnTimings() if timings is ABSENT else TurnTimings.as_written(timings),
+            status=read.choice(get("status", "ok"), _STATUSES),
+            error=read.optional(get("error"), str),
+            conversation=read.as_written(get("conversation", ""), str),
         )
 
     def model_copy(self, *, update: dict[str, Any] | None = None) -> Turn:
