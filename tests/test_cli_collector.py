@@ -75,3 +75,29 @@ def test_a_caller_running_commands_in_its_own_process_keeps_its_collector(vault:
     assert main(["--vault", str(vault), "search", "ocean"]) == 0
     assert gc.isenabled()
     assert gc.get_freeze_count() == frozen
+
+
+def test_lore_alone_keeps_the_collector_paused_for_the_app_to_resume(vault: Path) -> None:
+    # Piped, `lore` alone prints the summary; in a terminal the same action starts the app,
+    # which is handed the paused collector (tests/tui/test_app.py checks it resumes).
+    probe = PROBE.replace(
+        "code = lore.cli.main()",
+        "import lore.cli.notes_cmd as notes\n"
+        "    seen = []\n"
+        "    summary = notes.cmd_summary\n"
+        "    notes.cmd_summary = lambda ctx: seen.append("
+        "(gc.isenabled(), ctx.args.collector_paused)) or summary(ctx)\n"
+        "    code = lore.cli.main()\n"
+        "    print(json.dumps(seen), file=sys.stderr)",
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(["--vault", str(vault)])],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stderr.strip().splitlines()[-1]) == [[False, True]]
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["code"] == 0
+    assert report["enabled"], "the collector was left off"

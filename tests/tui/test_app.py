@@ -249,6 +249,24 @@ async def test_start_up_heap_is_frozen_once_started_and_handed_back_on_exit(
     assert gc.get_threshold() == thresholds
 
 
+async def test_a_collector_paused_for_the_start_resumes_at_the_first_screen_with_it_frozen(
+    sample_vault: Vault,
+) -> None:
+    import gc
+
+    gc.disable()
+    try:
+        app = LoreApp(LoreSession(sample_vault), collector_paused=True)
+        async with app.run_test(size=(120, 36)):
+            await wait_until(gc.isenabled, message="the collector stayed paused")
+            # What the start made is out of the first pass's reach.
+            assert app.heap_frozen
+            assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+
+
 async def test_reading_the_vault_waits_until_the_first_screen_is_whole(
     sample_vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:

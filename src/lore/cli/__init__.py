@@ -139,7 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser(arguments).parse_args(arguments)
         brief = bool(getattr(args, collector.BRIEF, False))
-        if paused and not brief:
+        # `lore` alone may start the app, which resumes the collector once its first screen
+        # is drawn (see notes_cmd.default_action).
+        args.collector_paused = paused and getattr(args, "func", None) is None
+        if paused and not brief and not args.collector_paused:
             collector.resume()
         return _run(args)
     finally:

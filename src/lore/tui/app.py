@@ -132,8 +132,11 @@ class LoreApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True, id="app.quit", tooltip="Leave Lore"),
     ]
 
-    def __init__(self, session: LoreSession) -> None:
+    def __init__(self, session: LoreSession, *, collector_paused: bool = False) -> None:
         super().__init__()
+        # Whether Python's collector was paused for the start (see `run_app`), to resume it
+        # once the first screen is drawn.
+        self.collector_paused = collector_paused
         read_escaped_digits_as_alt()
         self.session = session
         self.quarantine_count: int | None = None
@@ -226,6 +229,7 @@ class LoreApp(App[None]):
         if not self.is_running:
             return
         self._first_screen_drawn = True
+        self._resume_collector()
         for callback in self._waiting_for_first_screen:
             callback()
         self._waiting_for_first_screen.clear()
@@ -269,16 +273,29 @@ class LoreApp(App[None]):
         Young collections are made rarer too (GC_YOUNG_THRESHOLD), so fewer of the objects
         each frame makes live long enough to be promoted and bring on a full collection.
         """
-        if self.is_running and not self.heap_frozen:
-            gc.freeze()
-            self.heap_frozen = True
+        if not self.is_running:
+            return
+        gc.freeze()
+        self.heap_frozen = True
+        if self._gc_thresholds is None:
             young, middle, old = self._gc_thresholds = gc.get_threshold()
             if 0 < young < GC_YOUNG_THRESHOLD:
                 gc.set_threshold(GC_YOUNG_THRESHOLD, middle, old)
 
+    def _resume_collector(self) -> None:
+        """Resume a collector paused for the start, with what the start made frozen first:
+        never collected, those objects would all be walked by its very first pass."""
+        if self.collector_paused:
+            self.collector_paused = False
+            if self.is_running:
+                gc.freeze()
+                self.heap_frozen = True
+            gc.enable()
+
     def on_unmount(self) -> None:
         # Another app may start in this process (tests do): let this one's objects be freed,
         # and leave the collector as it was found.
+        self._resume_collector()
         if self.heap_frozen:
             gc.unfreeze()
             self.heap_frozen = False
@@ -610,8 +627,10 @@ class LoreApp(App[None]):
             report_worker_failure(self, event.worker, event.state)  # type: ignore[arg-type]
 
 
-def run_app(session: LoreSession) -> None:
-    LoreApp(session).run()
+def run_app(session: LoreSession, *, collector_paused: bool = False) -> None:
+    """Run the app in this process. `collector_paused`: the caller paused Python's collector
+    before importing this module, and the app resumes it once its first screen is drawn."""
+    LoreApp(session, collector_paused=collector_paused).run()
 
 
 __all__ = ["PANES", "LoreApp", "run_app"]
