@@ -62,3 +62,29 @@ def test_doctor_reports_a_damaged_archive(vault: Vault, capsys) -> None:
     data = json.loads(capsys.readouterr().out)
     assert not data["ok"]
     assert any(finding["kind"] == "memory" for finding in data["findings"])
+
+
+def test_an_archive_not_as_lore_writes_it_is_read_by_pydantic(vault: Vault) -> None:
+    store = compacted_vault(vault)
+    path = vault.layout.memory / "memory.json"
+    data = json.loads(path.read_text())
+    # An older writer's counts as text, and a key this version does not know.
+    data["watermark_offset"] = str(data["watermark_offset"])
+    data["entries"][0]["tokens"] = str(data["entries"][0]["tokens"])
+    data["entries"][0]["origin"] = "elsewhere"
+    path.write_text(json.dumps(data))
+    reread = MemoryStore(vault)
+    assert reread.problem is None
+    assert reread.state() == store.state()
+
+
+def test_an_archive_pydantic_rejects_reads_as_empty_and_says_so(vault: Vault) -> None:
+    compacted_vault(vault)
+    path = vault.layout.memory / "memory.json"
+    data = json.loads(path.read_text())
+    del data["entries"][0]["covers"]
+    path.write_text(json.dumps(data))
+    store = MemoryStore(vault)
+    assert store.entries() == []
+    assert store.problem is not None
+    assert "is unreadable (ValidationError)" in store.problem

@@ -201,3 +201,33 @@ def test_ask_still_loads_the_engine_it_needs(vault: Path) -> None:
     assert json.loads(report["output"])["turn"]["answer"]
     assert "lore.core.ask" in report["loaded"]
     assert [name for name in report["loaded"] if not name.startswith("lore.core.ask")] == []
+
+
+def test_ask_reads_its_memory_without_pydantic_or_the_compaction_machinery(vault: Path) -> None:
+    from lore.core.memory import MemoryEntry, MemoryState, render_state
+
+    settle_settings(vault)
+    archive = MemoryState(
+        entries=[
+            MemoryEntry(
+                id="m1-000001",
+                level=1,
+                text="Europa's ice shell is thought to be tens of kilometres thick.",
+                covers=["t0000000000aaaaaa"],
+                tokens=14,
+                created="2026-01-01T00:00:00Z",
+            )
+        ]
+    )
+    (vault / "memory").mkdir(exist_ok=True)
+    (vault / "memory" / "memory.json").write_text(render_state(archive), encoding="utf-8")
+    asked = run_lore(["--vault", str(vault), "--provider", "offline", "ask", "what is Europa?"], [])
+    assert asked["code"] == 0
+    # An archive as Lore writes it is taken as it is; nothing was due, so nothing compacted.
+    report = run_lore(
+        ["--vault", str(vault), "--provider", "offline", "ask", "--json", "what is Europa?"],
+        ["pydantic", "yaml", "lore.core.compaction", "lore.core.fact_digest"],
+    )
+    assert report["code"] == 0
+    assert json.loads(report["output"])["turn"]["answer"]
+    assert report["loaded"] == []

@@ -7,6 +7,11 @@ level-1 entry, and every entry is covered by at most one entry a level up. The e
 other entry covers, the frontier, together cover the whole compacted past once.
 
 The state is one file replaced atomically, so a crash leaves the old archive or the new one.
+
+Entries are plain dataclasses, read back as the turns are (lore.core.record_fields): every ask
+reads the archive, and importing pydantic and building its models cost an ask more than the
+rest of its start. An archive as Lore writes it is taken as it is; any other is validated by
+pydantic, imported only then.
 """
 
 from __future__ import annotations
@@ -15,12 +20,13 @@ import json
 import os
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from lore.core import record_fields as read
 from lore.core.history import HistoryStore, decode_turn
+from lore.core.record_fields import ABSENT, RecordError
 from lore.core.storage import atomic_write_stream
 from lore.core.turns import Turn
 from lore.core.vault import Vault
@@ -37,9 +43,8 @@ _parsed: dict[Path, tuple[_Stamp, MemoryState, str | None]] = {}
 _parsed_guard = threading.Lock()
 
 
-class MemoryEntry(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+@dataclass(slots=True, kw_only=True)
+class MemoryEntry:
     id: str
     level: int
     text: str
@@ -52,18 +57,82 @@ class MemoryEntry(BaseModel):
     last_turn: str = ""
     turn_count: int = 0
     # Level 1: covered turns that were cancelled or failed, so their text was not summarised.
-    excluded: list[str] = Field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+
+    @classmethod
+    def model_construct(cls, **fields: Any) -> MemoryEntry:
+        """An entry from fields the caller built and checked (pydantic's name for it)."""
+        return cls(**fields)
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "level": self.level,
+            "text": self.text,
+            "covers": list(self.covers),
+            "tokens": self.tokens,
+            "created": self.created,
+            "first_turn": self.first_turn,
+            "last_turn": self.last_turn,
+            "turn_count": self.turn_count,
+            "excluded": list(self.excluded),
+        }
+
+    @classmethod
+    def as_written(cls, record: Any) -> MemoryEntry:
+        if type(record) is not dict:
+            raise read.NotAsWritten
+        get = record.get
+        return cls(
+            id=read.as_written(get("id", ABSENT), str),
+            level=read.as_written(get("level", ABSENT), int),
+            text=read.as_written(get("text", ABSENT), str),
+            covers=read.texts(get("covers", ABSENT)),
+            tokens=read.as_written(get("tokens", ABSENT), int),
+            created=read.as_written(get("created", ABSENT), str),
+            first_turn=read.as_written(get("first_turn", ""), str),
+            last_turn=read.as_written(get("last_turn", ""), str),
+            turn_count=read.as_written(get("turn_count", 0), int),
+            excluded=read.texts(get("excluded", [])),
+        )
 
 
-class MemoryState(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
+@dataclass(slots=True, kw_only=True)
+class MemoryState:
     v: int = MEMORY_RECORD_VERSION
     # The id of the last compacted turn, and the byte offset just after its line.
     watermark: str | None = None
     watermark_offset: int = 0
     updated: str = ""
-    entries: list[MemoryEntry] = Field(default_factory=list)
+    entries: list[MemoryEntry] = field(default_factory=list)
+
+    @classmethod
+    def model_validate(cls, record: Any) -> MemoryState:
+        """The archive `record` holds (keys it does not know are ignored), or `RecordError`."""
+        return read.read_record(MemoryState, record, cls._as_written)
+
+    @classmethod
+    def _as_written(cls, record: dict[str, Any]) -> MemoryState:
+        get = record.get
+        entries = get("entries", [])
+        if type(entries) is not list:
+            raise read.NotAsWritten
+        return cls(
+            v=read.as_written(get("v", MEMORY_RECORD_VERSION), int),
+            watermark=read.optional(get("watermark"), str),
+            watermark_offset=read.as_written(get("watermark_offset", 0), int),
+            updated=read.as_written(get("updated", ""), str),
+            entries=[MemoryEntry.as_written(entry) for entry in entries],
+        )
+
+    def head_record(self) -> dict[str, Any]:
+        """Every field but the entries, in the order the file lists them."""
+        return {
+            "v": self.v,
+            "watermark": self.watermark,
+            "watermark_offset": self.watermark_offset,
+            "updated": self.updated,
+        }
 
 
 def render_state(state: MemoryState) -> str:
@@ -74,15 +143,14 @@ def render_state(state: MemoryState) -> str:
 def _rendered(state: MemoryState) -> Iterator[str]:
     """`render_state` in pieces, an entry at a time: a long archive is written without
     holding its whole text (and each entry's as a dict) in memory at once."""
-    head = state.model_dump(mode="json", exclude={"entries"})
-    head_text = json.dumps(head, ensure_ascii=False)[:-1]
+    head_text = json.dumps(state.head_record(), ensure_ascii=False)[:-1]
     if not state.entries:
         yield f'{head_text}, "entries": []}}\n'
         return
     yield f'{head_text}, "entries": [\n'
     separator = ""
     for entry in state.entries:
-        yield separator + json.dumps(entry.model_dump(mode="json"), ensure_ascii=False)
+        yield separator + json.dumps(entry.to_record(), ensure_ascii=False)
         separator = ",\n"
     yield "\n]}\n"
 
@@ -138,6 +206,9 @@ class MemoryStore:
             # Reading as empty keeps asks working from the live history; nothing overwrites
             # the file while it is unreadable (compaction refuses).
             reason = type(exc).__name__ if not isinstance(exc, OSError) else exc.strerror
+            if isinstance(exc, RecordError):
+                # The name this message has always given an archive pydantic rejects.
+                reason = "ValidationError"
             return MemoryState(), f"{self.path} is unreadable ({reason}); move it aside to reset"
 
     def save(self, state: MemoryState) -> None:
