@@ -321,6 +321,11 @@ class AskEngine:
         The summaries come from a provider of their own: compaction runs on a thread with
         its own event loop, and the answer's client belongs to the caller's.
         """
+        from lore.core.compaction_due import compaction_due
+
+        if not await asyncio.to_thread(compaction_due, self.vault):
+            return None
+        # Only now the compaction machinery: most asks find nothing due.
         from lore.core.compaction import compact_if_due
         from lore.core.providers.factory import background_provider
 
