@@ -23,7 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lore.core.compaction_scan import Digest, LiveTurn, read_live, text_of, uncovered_record
+from lore.core.compaction_due import compaction_due
+from lore.core.compaction_scan import Digest, LiveTurn, read_live, text_of
 from lore.core.fact_digest import fact_digest, forget_sentences, forget_words, roll_up
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
@@ -568,26 +569,6 @@ def _level_counts(entries: list[MemoryEntry]) -> dict[int, int]:
     for entry in entries:
         counts[entry.level] = counts.get(entry.level, 0) + 1
     return dict(sorted(counts.items()))
-
-
-def compaction_due(vault: Vault) -> bool:
-    """Whether the live turns pass the threshold, reading back from the end only that far."""
-    threshold = vault.config.history.compact_threshold_tokens
-    store = MemoryStore(vault)
-    if store.problem:
-        return False
-    start, covered = store.live_start()
-    total = 0
-    for _, raw in store.history.iter_lines_backwards(start):
-        record = uncovered_record(raw, covered)
-        if record is None:
-            continue
-        total += estimate_tokens(text_of(record, "question")) + estimate_tokens(
-            text_of(record, "answer")
-        )
-        if total > threshold:
-            return True
-    return False
 
 
 def compact_if_due(vault: Vault, *, provider: Provider | None = None) -> CompactionReport | None:
