@@ -290,7 +290,7 @@ def test_the_quick_query_path_builds_what_the_full_parser_builds(vault: Vault) -
 def test_manifest_journal_is_folded_and_survives_a_torn_line(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from lore.core.search import manifest as index_manifest
+    from lore.core import index_manifest
 
     monkeypatch.setattr(index_manifest, "COMPACT_AFTER", 3)
     for number in range(7):
@@ -307,6 +307,84 @@ def test_manifest_journal_is_folded_and_survives_a_torn_line(
         assert len(reopened.index.search("moon", limit=20)) == 7
     finally:
         reopened.close()
+
+
+def _by_path(documents: list[dict[str, object]]) -> dict[object, dict[str, object]]:
+    return {document["path"]: document for document in documents}
+
+
+def test_notes_are_listed_from_the_manifest_as_the_index_holds_them(vault: Vault) -> None:
+    vault.create_note("Callisto", "An old, cratered moon.", tags=["moon", "jupiter"])
+    io_note = vault.create_note("Io", "Volcanoes.")
+    io_note.body = "Volcanoes everywhere."
+    vault.save(io_note)
+    vault.rename_note("Io", "Io, the volcanic moon")
+    broken = vault.layout.notes / "broken.md"
+    broken.write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    vault.reconcile()
+    from_index = _by_path(vault.index.all_documents())
+    vault.close()
+    reopened = Vault.open(vault.root)
+    try:
+        listed = reopened.note_listing()
+        # Answered without opening the index at all.
+        assert reopened.last_reconcile is None
+        assert _by_path(listed) == from_index
+        # A note whose front matter is broken is indexed, and listed, all the same.
+        assert _by_path(listed)["notes/broken.md"]["title"] == "broken"
+        assert {"Callisto", "Io, the volcanic moon"} <= {doc["title"] for doc in listed}
+    finally:
+        reopened.close()
+
+
+def test_a_listing_sees_a_note_edited_outside_lore(vault: Vault) -> None:
+    note = vault.create_note("Phobos", "A small moon of Mars.")
+    vault.close()
+    path = vault.root / note.path
+    path.write_text(path.read_text().replace("title: Phobos", "title: Phobos and Deimos"))
+    _touch_later(path)
+    (vault.layout.notes / "added-outside.md").write_text("# Deimos\n\nThe outer moon.\n")
+    reopened = Vault.open(vault.root)
+    try:
+        titles = {doc["title"] for doc in reopened.note_listing()}
+        assert "Phobos and Deimos" in titles and "Phobos" not in titles
+        assert "Deimos" in titles
+        # The index caught up on the way.
+        assert reopened.last_reconcile is not None and reopened.last_reconcile.touched == 2
+    finally:
+        reopened.close()
+
+
+def test_a_manifest_without_cards_gets_them_without_a_rebuild(vault: Vault) -> None:
+    import json
+
+    vault.create_note("Titan", "Thick haze and methane lakes.", tags=["moon"])
+    vault.create_note("Rhea", "Icy and cratered.")
+    expected = _by_path(vault.index.all_documents())
+    vault.close()
+    manifest = vault.layout.index / "manifest.json"
+    data = json.loads(manifest.read_text())
+    written_before_cards = {
+        "schema": 2,
+        "files": {path: entry[:3] for path, entry in data["files"].items()},
+    }
+    manifest.write_text(json.dumps(written_before_cards))
+    (vault.layout.index / "manifest.jsonl").unlink(missing_ok=True)
+
+    upgraded = Vault.open(vault.root)
+    try:
+        assert _by_path(upgraded.note_listing()) == expected
+        assert upgraded.last_reconcile is not None and not upgraded.last_reconcile.rebuilt
+    finally:
+        upgraded.close()
+    assert json.loads(manifest.read_text())["schema"] == 3
+    again = Vault.open(vault.root)
+    try:
+        assert _by_path(again.note_listing()) == expected
+        assert again.last_reconcile is None
+        assert _titles(again, "methane") == ["Titan"]
+    finally:
+        again.close()
 
 
 def test_an_index_written_before_the_search_columns_is_rebuilt_on_open(vault: Vault) -> None:

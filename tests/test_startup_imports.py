@@ -132,6 +132,17 @@ def test_notes_list_loads_no_more_than_search(vault: Path) -> None:
     assert report["loaded"] == []
 
 
+def test_notes_list_reads_the_index_manifest_alone_once_the_index_is_current(
+    vault: Path,
+) -> None:
+    built = run_lore(["--vault", str(vault), "search", "ocean"], [])
+    assert built["code"] == 0
+    report = run_lore(["--vault", str(vault), "notes", "list"], [*NEVER_FOR_SEARCH, "whoosh"])
+    assert report["code"] == 0
+    assert "Europa" in report["output"] and "53 notes" in report["output"]
+    assert report["loaded"] == []
+
+
 def settle_settings(vault: Path) -> None:
     """Make the vault's settings old enough to be cached (lore.core.storage.settled)."""
     an_hour_ago = time.time() - 3600

@@ -344,8 +344,8 @@ class LoreSession:
         return self.vault.index.search(query, limit=wanted, status=status, snippets=snippets)
 
     def note_documents(self) -> list[dict[str, Any]]:
-        """Stored fields of every note (opens the index: call it off the event loop)."""
-        return self.vault.index.all_documents()
+        """Stored fields of every note (may open the index: call it off the event loop)."""
+        return self.vault.note_listing()
 
     def lookup(self, **fields: str) -> list[dict[str, Any]]:
         """Stored fields of the notes whose `fields` match exactly (id=…, path=…)."""

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lore.config import CONFIG_TEMPLATE, LoreConfig, TrustLevel, load_config
 from lore.core.links import link_key, link_targets, rewrite_links
@@ -387,6 +387,23 @@ class Vault:
                 if waited:
                     self._index_opening.release()
         return self._index
+
+    def note_listing(self) -> list[dict[str, Any]]:
+        """Stored fields of every note in the index (as `NoteIndex.all_documents` has them).
+
+        While no note file changed since the index was last brought up to date, they are
+        read from its manifest alone, without opening the index: listing notes is a command
+        a person runs often, and whoosh took most of its time.
+        """
+        if self._index is None:
+            from lore.core.index_manifest import Manifest
+
+            manifest = Manifest(self._index_folder())
+            if manifest.load() and not manifest.compare(list(self.scan_note_files())).touched:
+                listing = manifest.listing()
+                if listing is not None:
+                    return listing
+        return self.index.note_listing()
 
     def _open_index(self) -> tuple[NoteIndex, ReconcileReport]:
         """Open and update the index; on a disk that takes no writes, open it read-only.

@@ -1,8 +1,9 @@
 """The whoosh full-text index of a vault's notes: derived state that can always be rebuilt.
 
-The index lives in `.lore/index` beside a small manifest of `(size, mtime)` per note file. On
-open the manifest is compared with the disk, so notes added, edited or deleted outside Lore
-are picked up without a rebuild; every write through the vault updates both at once.
+The index lives in `.lore/index` beside a manifest of each note file's size and mtime (see
+lore.core.index_manifest). On open the manifest is compared with the disk, so notes added,
+edited or deleted outside Lore are picked up without a rebuild; every write through the vault
+updates both at once.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from whoosh.filedb.filestore import RamStorage
 from whoosh.query import And, NullQuery, Query, Term
 from whoosh.scoring import BM25F
 
+from lore.core.index_manifest import FileStat, Manifest, Signature, card_of
 from lore.core.notes import Note
 from lore.core.search import whoosh_private
 from lore.core.search.columns import StoredColumn
-from lore.core.search.manifest import Manifest, Signature
 from lore.core.search.phrase import AdjacentPhrase, whoosh_phrases
 from lore.core.search.query import (
     ANALYZER,
@@ -213,8 +214,6 @@ def _commit_small(writer: Any) -> None:
         writer.commit()
 
 
-# (relative path, size, mtime_ns) for each note file found on disk.
-FileStat = tuple[str, int, int]
 # Loads a note for indexing; returns None (with a reason) for files that must be skipped.
 NoteLoader = Callable[[str], tuple[Note | None, str | None]]
 
@@ -284,11 +283,15 @@ class NoteIndex:
         """
         if self._open_existing():
             report = self._diff(list(scan()))
-            if report.touched == 0:
+            if report.touched == 0 and self.manifest.has_every_card:
                 return report
             with under_lock():
                 self.manifest.load()
-                return self._apply(self._diff(list(scan())))
+                report = self._apply(self._diff(list(scan())))
+                if not self.manifest.has_every_card:
+                    self.manifest.add_cards(self.all_documents())
+                    self.manifest.save()
+                return report
         with under_lock():
             stats = list(scan())
             if self._open_existing():
@@ -313,24 +316,11 @@ class NoteIndex:
         return report
 
     def _diff(self, stats: list[FileStat]) -> ReconcileReport:
-        """What changed on disk since the manifest was written: runs on every open, so lean."""
-        report = ReconcileReport()
-        known_files = self.manifest.files
-        pending: dict[str, tuple[int, int]] = {}
-        for relpath, size, mtime in stats:
-            known = known_files.get(relpath)
-            if known is None:
-                report.added.append(relpath)
-            elif known[0] == size and known[1] == mtime:
-                continue
-            else:
-                report.changed.append(relpath)
-            pending[relpath] = (size, mtime)
-        if len(known_files) > len(stats) - len(report.added):
-            on_disk = {relpath for relpath, _, _ in stats}
-            report.removed = [path for path in known_files if path not in on_disk]
-        self._pending_stats = pending
-        return report
+        changes = self.manifest.compare(stats)
+        self._pending_stats = changes.stats
+        return ReconcileReport(
+            added=changes.added, changed=changes.changed, removed=changes.removed
+        )
 
     def _writer(self, **options: Any) -> Any:
         """whoosh's writer; its lock still held by a writer that failed is one clear error,
@@ -353,12 +343,15 @@ class NoteIndex:
             for relpath in [*report.added, *report.changed]:
                 size, mtime = self._pending_stats[relpath]
                 note, skipped = self._loader(relpath)
+                card = None
                 if note is None:
                     writer.delete_by_term("path", relpath)
                     report.skipped[relpath] = skipped or "skipped"
                 else:
-                    writer.update_document(**self._document(note))
-                self.manifest.files[relpath] = [size, mtime, skipped]
+                    document = self._document(note)
+                    writer.update_document(**document)
+                    card = card_of(document)
+                self.manifest.files[relpath] = [size, mtime, skipped, card]
             writer.commit()
         except BaseException:
             _abandon(writer)
@@ -396,12 +389,15 @@ class NoteIndex:
         report = ReconcileReport(rebuilt=True)
         for relpath, size, mtime in stats:
             note, skipped = self._loader(relpath)
+            card = None
             if note is None:
                 report.skipped[relpath] = skipped or "skipped"
             else:
-                writer.add_document(**self._document(note))
+                document = self._document(note)
+                writer.add_document(**document)
+                card = card_of(document)
                 report.added.append(relpath)
-            self.manifest.files[relpath] = [size, mtime, skipped]
+            self.manifest.files[relpath] = [size, mtime, skipped, card]
         return report
 
     # -- single-note updates (the caller holds the vault lock) ---------------------------
@@ -426,14 +422,15 @@ class NoteIndex:
 
     def upsert(self, note: Note, size: int, mtime_ns: int) -> None:
         self.manifest.reload_if_changed()
+        document = self._document(note)
         writer = self._writer(timeout=30.0, compound=False)
         try:
-            writer.update_document(**self._document(note))
+            writer.update_document(**document)
             _commit_small(writer)
         except BaseException:
             _abandon(writer)
             raise
-        self.manifest.record(note.path, [size, mtime_ns, None])
+        self.manifest.record(note.path, [size, mtime_ns, None, card_of(document)])
 
     def remove(self, relpath: str) -> None:
         self.manifest.reload_if_changed()
@@ -689,7 +686,15 @@ class NoteIndex:
             searcher = self._current_searcher()
             return [dict(fields) for fields in searcher.documents(**terms)]
 
+    def note_listing(self) -> list[dict[str, Any]]:
+        """Stored fields of every note, as `all_documents` gives them, read from the manifest
+        when it holds every note's card (the index itself is read only when it does not)."""
+        self.manifest.reload_if_changed()
+        listing = self.manifest.listing()
+        return self.all_documents() if listing is None else listing
+
     def all_documents(self) -> list[dict[str, Any]]:
+        """Stored fields of every note, read from the index itself (doctor checks them)."""
         with self._search_lock:
             searcher = self._current_searcher()
             docs = []
