@@ -13,7 +13,13 @@ from rich.console import Console
 
 from lore.cli import main
 from lore.core.audit import AuditLog
-from lore.core.display_text import clean_title, linkable_uri, strip_hidden, visible
+from lore.core.display_text import (
+    clean_title,
+    linkable_uri,
+    strip_hidden,
+    visible,
+    visible_with_offsets,
+)
 from lore.core.notes import Source
 from lore.core.quarantine import HeldClaim, Quarantine, render_held
 from lore.core.session import LoreSession
@@ -94,6 +100,22 @@ def test_visible_spells_out_what_a_terminal_would_act_on() -> None:
     )
     assert visible("one\ntwo", multiline=False) == "one⟦U+000A LF⟧two"
     assert visible("plain text", multiline=False) == "plain text"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain words, nothing hidden", "two\nlines\tand a tab", f"a{OSC52}b\u202ec\r\nd", ""],
+)
+@pytest.mark.parametrize("multiline", [True, False])
+def test_offsets_place_each_character_of_the_original_in_what_is_shown(
+    text: str, multiline: bool
+) -> None:
+    shown, starts = visible_with_offsets(text, multiline=multiline)
+    assert len(starts) == len(text) + 1 and starts[-1] == len(shown)
+    for position, ch in enumerate(text):
+        piece = shown[starts[position] : starts[position + 1]]
+        assert piece == visible(ch, multiline=multiline)
+    assert "\x1b" not in shown and "\u202e" not in shown and "\r" not in shown
 
 
 def test_titles_lose_whole_sequences_and_hidden_characters() -> None:

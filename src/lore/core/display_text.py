@@ -82,6 +82,10 @@ def visible(text: str, *, multiline: bool) -> str:
 def visible_with_offsets(text: str, *, multiline: bool) -> tuple[str, list[int]]:
     """`visible(text)` and where each character of `text` starts in it (one more at the end),
     so spans found in the original (search highlights, flags) can be placed in what is shown."""
+    pattern = _HIDDEN_MULTILINE if multiline else _HIDDEN_SINGLE_LINE
+    if pattern.search(text) is None:
+        # Nearly every text: nothing to spell out, so each character stays where it is.
+        return text, list(range(len(text) + 1))
     pieces: list[str] = []
     starts: list[int] = []
     length = 0

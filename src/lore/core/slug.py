@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 
 MAX_SLUG_CHARS = 80
@@ -21,6 +20,10 @@ def slugify(title: str) -> str:
     Letters outside ASCII are kept (after NFKC normalisation) so that titles in any script
     stay readable; everything else collapses into single hyphens.
     """
+    # Imported here: the vault module imports this one, and a search or a listing names no
+    # file, while the Unicode database took longer to load than the rest of the module.
+    import unicodedata
+
     text = unicodedata.normalize("NFKC", title)
     text = "".join(ch for ch in text if unicodedata.category(ch)[0] not in {"C"})
     text = _NOT_WORD.sub("-", text.lower()).replace("_", "-")
