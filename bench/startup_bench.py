@@ -8,7 +8,8 @@ rounds.
 
 - `lore --help` against `python -c "import textual"`, and against `python -c pass`;
 - `lore search ocean`, `lore notes list`, `lore history` and `lore ask --json QUESTION`
-  (offline provider) against `python -c "import whoosh, yaml, pydantic"`;
+  (offline provider) against `python -c "import whoosh, yaml, pydantic"`, and, with no
+  target, `lore search --json ocean`, whose difference from `lore search` is Rich's share;
 - the app's first screen, launched as `lore --vault X` in a pseudo-terminal of 120x40,
   against bench/bare_textual_app.py (a header, a footer and five empty tabs) launched the
   same way: the time until the five pane names and the footer's palette key are on screen.
@@ -192,6 +193,13 @@ def build_cases(vault: Path, env: dict[str, str], only: set[str] | None) -> list
             process(*lore, "search", "ocean"),
             {"import whoosh+yaml+pydantic": data_imports},
             1.5,
+        ),
+        # No target: the same search printed as JSON draws nothing, so the difference from
+        # `search` is what Rich's import and its table cost.
+        Case(
+            "search --json",
+            process(*lore, "search", "--json", "ocean"),
+            {"import whoosh+yaml+pydantic": data_imports},
         ),
         Case(
             "notes list",
