@@ -59,12 +59,14 @@ def test_two_processes_read_the_same_turns_and_digests_as_one(
     _write_history(vault, 240)
     alone = _read(vault, two=False)
     assert len(alone) == 240 and any(digest for *_, digest in alone)
-    sent: list[list[LiveTurn] | None] = []
+    sent: list[list[LiveTurn]] = []
     received = compaction_scan._received
 
-    def spy(*args: object) -> list[LiveTurn] | None:
-        sent.append(received(*args))  # type: ignore[arg-type]
-        return sent[-1]
+    def spy(*args: object) -> tuple[list[LiveTurn], object] | None:
+        answer = received(*args)  # type: ignore[arg-type]
+        if answer is not None:
+            sent.append(answer[0])
+        return answer
 
     monkeypatch.setattr(compaction_scan, "_received", spy)
     assert _read(vault, two=True) == alone
@@ -91,21 +93,21 @@ def test_cited_notes_are_named_alike_in_both_processes(sample_vault: Vault) -> N
     assert _read(sample_vault, two=True) == alone
 
 
-def _exits(writer: int, turns: list[LiveTurn]) -> None:
+def _exits(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
     os._exit(3)
 
 
-def _raises(writer: int, turns: list[LiveTurn]) -> None:
+def _raises(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
     raise MemoryError
 
 
-def _stops_part_way(writer: int, turns: list[LiveTurn]) -> None:
-    data = pickle.dumps(turns)
+def _stops_part_way(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
+    data = pickle.dumps((turns, prepared))
     os.write(writer, len(data).to_bytes(8, "big") + data[: len(data) // 2])
 
 
-def _answers_nonsense(writer: int, turns: list[LiveTurn]) -> None:
-    data = pickle.dumps([("only an id",)])
+def _answers_nonsense(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
+    data = pickle.dumps(([("only an id",)], prepared))
     os.write(writer, len(data).to_bytes(8, "big") + data)
 
 
@@ -142,7 +144,7 @@ def test_a_second_process_that_fails_loses_no_turn(
     assert _read(vault, two=True) == alone
 
 
-def _hangs(writer: int, turns: list[LiveTurn]) -> None:
+def _hangs(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
     time.sleep(60)
 
 

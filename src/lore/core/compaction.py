@@ -168,17 +168,126 @@ def turn_digest(record: dict[str, Any], limit_chars: int) -> str:
 
 class ExtractiveSummariser:
     """Offline and deterministic: each turn's facts in an equal share of the cap (see
-    `lore.core.fact_digest`), and summaries of summaries keeping their densest lines."""
+    `lore.core.fact_digest`), and summaries of summaries keeping their densest lines.
+
+    Summaries made ahead (`_SummariesAhead`) are looked up rather than made again: each is
+    a pure function of what it summarises and its cap."""
+
+    def __init__(self, ahead: _SummariesAhead | None = None) -> None:
+        self.ahead = ahead
 
     def summarise_turns(self, digests: list[str], max_tokens: int) -> str:
         return self.counted_summary(digests, max_tokens)[0]
 
     def counted_summary(self, digests: list[str], max_tokens: int) -> tuple[str, int]:
         """`summarise_turns`, and its `estimate_tokens`, counted as it is made."""
+        ahead = self.ahead
+        if ahead is not None and max_tokens == ahead.max_tokens:
+            found = ahead.of_turns.get(tuple(digests))
+            if found is not None:
+                return found
         return _share_out([f"- {digest}" for digest in digests], max_tokens)
 
     def summarise_entries(self, texts: list[str], max_tokens: int) -> str:
+        ahead = self.ahead
+        if ahead is not None and max_tokens == ahead.max_tokens:
+            found = ahead.of_entries.get(tuple(texts))
+            if found is not None:
+                return found
         return roll_up(texts, max_tokens)
+
+
+def _cancelled_text(turns: int) -> str:
+    """The text of a level-1 entry whose turns were all cancelled or failed."""
+    return f"({turns} turns that were cancelled or failed; nothing to summarise)"
+
+
+# Made ahead: summaries of turns by their digests, with their tokens; summaries of entries
+# by the entries' texts.
+_OfTurns = dict[tuple[str, ...], tuple[str, int]]
+_OfEntries = dict[tuple[str, ...], str]
+
+
+class _SummariesAhead:
+    """The summaries an offline compaction will most likely ask for, each made by the
+    process that read the turns under it (see `lore.core.compaction_scan.Ahead`).
+
+    The level-1 entries of a stretch of turns, `fanout` turns each counted from the first
+    live turn, as `_Planner.cover_turns` makes them, and the level-2 summaries of those, as
+    `_Planner.roll_up` first merges the level-1 entries: the oldest `fanout` at a time,
+    after the `level_one` entries the archive has at level 1 already. Where a process's
+    guess of where its turns stand is wrong, nothing made ahead is asked for, and
+    compaction makes each summary itself."""
+
+    def __init__(self, max_tokens: int, fanout: int, keep: int, level_one: int) -> None:
+        self.max_tokens = max_tokens
+        self.fanout = fanout
+        self.keep = keep
+        self.level_one = level_one
+        self.of_turns: _OfTurns = {}
+        self.of_entries: _OfEntries = {}
+
+    def prepare(
+        self, turns: list[LiveTurn], first: int, through_end: bool
+    ) -> tuple[_OfTurns, _OfEntries]:
+        fanout, max_tokens = self.fanout, self.max_tokens
+        summariser = ExtractiveSummariser()
+        of_turns: _OfTurns = {}
+        of_entries: _OfEntries = {}
+        # Only turns that will be covered: the newest `keep` stay live.
+        stop = len(turns) - self.keep if through_end else len(turns)
+        # Entry texts by the index among the new level-1 entries.
+        texts: dict[int, str] = {}
+        for position in range(-first % fanout, stop - fanout + 1, fanout):
+            batch = turns[position : position + fanout]
+            summarised = [digest for _, ok, _, _, digest in batch if ok]
+            if summarised:
+                made = summariser.counted_summary(summarised, max_tokens)
+                of_turns[tuple(summarised)] = made
+                text = made[0]
+            else:
+                text = _cancelled_text(len(batch))
+            texts[(first + position) // fanout] = text
+        if texts:
+            # Merges take `fanout` entries at a time from the archive's oldest at level 1: the
+            # runs of new entries that start where one does, and that this stretch made whole.
+            lowest = min(texts)
+            begin = lowest + -(self.level_one + lowest) % fanout
+            for start in range(begin, max(texts) - fanout + 2, fanout):
+                group = [texts.get(start + offset) for offset in range(fanout)]
+                if None not in group:
+                    merged = tuple(text for text in group if text is not None)
+                    of_entries[merged] = summariser.summarise_entries(list(merged), max_tokens)
+        return of_turns, of_entries
+
+    def absorb(self, prepared: object) -> None:
+        if type(prepared) is not tuple or len(prepared) != 2:
+            return
+        of_turns, of_entries = prepared
+        if type(of_turns) is dict and all(map(_is_turns_summary, of_turns.items())):
+            self.of_turns.update(of_turns)
+        if type(of_entries) is dict and all(map(_is_entries_summary, of_entries.items())):
+            self.of_entries.update(of_entries)
+
+
+def _is_texts(value: object) -> bool:
+    return type(value) is tuple and all(type(item) is str for item in value)
+
+
+def _is_turns_summary(item: tuple[object, object]) -> bool:
+    key, value = item
+    return (
+        _is_texts(key)
+        and type(value) is tuple
+        and len(value) == 2
+        and type(value[0]) is str
+        and type(value[1]) is int
+    )
+
+
+def _is_entries_summary(item: tuple[object, object]) -> bool:
+    key, value = item
+    return _is_texts(key) and type(value) is str
 
 
 class _FactDigester:
@@ -343,7 +452,7 @@ class _Planner:
             if summarised:
                 text = self.summariser.summarise_turns(summarised, self.entry_tokens)
             else:
-                text = f"({len(batch)} turns that were cancelled or failed; nothing to summarise)"
+                text = _cancelled_text(len(batch))
             tokens = estimate_tokens(text)
         # Every field is built here from checked values: skip validating 10,000s of entries.
         return self._add(
@@ -505,8 +614,20 @@ def _plan(
         entry_tokens = max(entry_tokens, FACT_TOKENS_PER_TURN * settings.memory_fanout)
         digester = _FactDigester(vault, entry_tokens // settings.memory_fanout - 1)
         digest, before_fork = digester, digester.look_up_all
+    ahead: _SummariesAhead | None = None
+    if provider is None:
+        level_one = sum(1 for entry in frontier_of(state.entries) if entry.level == 1)
+        ahead = _SummariesAhead(
+            entry_tokens, settings.memory_fanout, settings.keep_recent_turns, level_one
+        )
     live = read_live(
-        store.history, start, covered, digest, settings.compact_threshold_tokens, before_fork
+        store.history,
+        start,
+        covered,
+        digest,
+        settings.compact_threshold_tokens,
+        before_fork,
+        ahead,
     )
     if provider is None:
         forget_sentences()
@@ -527,7 +648,9 @@ def _plan(
         report.reason = f"only the {len(live)} most recent turns are live; they are kept"
         return report, None
     summariser: Summariser
-    summariser = ProviderSummariser(provider) if provider is not None else ExtractiveSummariser()
+    summariser = (
+        ProviderSummariser(provider) if provider is not None else ExtractiveSummariser(ahead)
+    )
     planner = _Planner(state, summariser, entry_tokens, settings.memory_fanout)
     try:
         for first in range(0, len(to_cover), settings.memory_fanout):
@@ -538,6 +661,10 @@ def _plan(
             summariser.close()
         if provider is None:
             forget_words()
+        if ahead is not None:
+            # Whatever was made ahead and not asked for is let go with the rest.
+            ahead.of_turns.clear()
+            ahead.of_entries.clear()
 
     last_id, _, _, last_end, _ = to_cover[-1]
     kept = live[len(to_cover) :]

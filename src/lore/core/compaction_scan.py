@@ -7,6 +7,10 @@ are the very ones one process would make. Whenever the second process cannot sta
 or does not answer in time, this one reads its half too: nothing is lost, and nothing is
 counted twice. The copy is killed with this process, so it never holds the vault lock
 after it.
+
+Each process can also work ahead on the turns it read (`Ahead`): compaction has each make
+the summaries of its own stretch of the past, which are pure functions of what they
+summarise, so that the first process looks them up where it would make them one by one.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from lore.core.history import HistoryStore
 from lore.core.tokens import estimate_tokens
@@ -40,6 +44,20 @@ _ANSWER_FACTOR = 4.0
 # plain values, as the garbage collector stops looking at those, and a long backlog holds
 # 100,000s of them.
 LiveTurn = tuple[str, bool, int, int, str]
+
+
+class Ahead(Protocol):
+    """Work done on the digested turns of one stretch, in the process that read them."""
+
+    def prepare(self, turns: list[LiveTurn], first: int, through_end: bool) -> object:
+        """What `turns` let be worked out ahead, to be `absorb`ed: picklable, made of plain
+        values. `first` is where they stand among the live turns, as far as this process
+        can tell; `through_end`, whether they run to the end of the history."""
+        ...
+
+    def absorb(self, prepared: object) -> None:
+        """Keep what `prepare` made, here or in the other process; anything else is left."""
+        ...
 
 
 def uncovered_record(raw: bytes, covered: set[str] | None) -> dict[str, Any] | None:
@@ -86,6 +104,7 @@ def read_live(
     digest: Digest,
     threshold_tokens: int,
     before_fork: Callable[[], None] | None = None,
+    ahead: Ahead | None = None,
 ) -> list[LiveTurn]:
     """The live turns, oldest first; once they pass the threshold, each answered one with
     its digest.
@@ -97,10 +116,10 @@ def read_live(
     `before_fork`, when given, makes `digest` fit for a forked process (one that must not
     share this one's open index, say); without it the turns are read here only. A backlog
     long enough to be read in two processes is digested whole: it is far past any
-    threshold.
+    threshold. Only then is `ahead` asked to work ahead, on each half, in its own process.
     """
     if before_fork is not None and history.size() - start >= TWO_PROCESS_BYTES and _can_fork():
-        found = _read_in_two(history, start, covered, digest, before_fork)
+        found = _read_in_two(history, start, covered, digest, before_fork, ahead)
         if found is not None:
             return found
     live: list[LiveTurn] = []
@@ -171,9 +190,11 @@ def _read_in_two(
     covered: set[str] | None,
     digest: Digest,
     before_fork: Callable[[], None],
+    ahead: Ahead | None = None,
 ) -> list[LiveTurn] | None:
     """The live turns from `start`, digested, read in this process and a forked one; None
-    when there is no second line to start the other half at, or no process to read it."""
+    when there is no second line to start the other half at, or no process to read it.
+    Each process works `ahead` on its own half."""
     middle = _line_start_after(history, start + (history.size() - start) // 2)
     if middle is None:
         return None
@@ -196,7 +217,13 @@ def _read_in_two(
         try:
             os.close(reader)
             if _dies_with(parent):
-                _send(writer, _digested(history, middle, None, covered, digest))
+                turns = _digested(history, middle, None, covered, digest)
+                prepared = None
+                if ahead is not None:
+                    # Where the half stands, if every line before it is a live turn.
+                    before = _lines_between(history, start, middle)
+                    prepared = ahead.prepare(turns, before, True)
+                _send(writer, turns, prepared)
                 code = 0
         finally:
             os._exit(code)
@@ -204,16 +231,32 @@ def _read_in_two(
     try:
         begun = time.monotonic()
         first = _digested(history, start, middle, covered, digest)
+        if ahead is not None:
+            ahead.absorb(ahead.prepare(first, 0, False))
         wait = max(_ANSWER_SECONDS, _ANSWER_FACTOR * (time.monotonic() - begun))
-        second = _received(reader, wait)
+        answer = _received(reader, wait)
     finally:
         os.close(reader)
         _end(child)
-    if second is None:
+    if answer is None:
         # The other process failed: this one reads its half after all.
         second = _digested(history, middle, None, covered, digest)
+    else:
+        second, prepared = answer
+        if ahead is not None and prepared is not None:
+            ahead.absorb(prepared)
     first.extend(second)
     return first
+
+
+def _lines_between(history: HistoryStore, start: int, stop: int) -> int:
+    """How many lines start from `start` up to `stop`."""
+    count = 0
+    for position, _ in history.iter_lines_from(start):
+        if position >= stop:
+            break
+        count += 1
+    return count
 
 
 def _line_start_after(history: HistoryStore, offset: int) -> int | None:
@@ -240,16 +283,18 @@ def _dies_with(parent: int) -> bool:
     return os.getppid() == parent
 
 
-def _send(writer: int, turns: list[LiveTurn]) -> None:
-    """The turns, pickled after their length, written whole to `writer`."""
-    data = pickle.dumps(turns, protocol=pickle.HIGHEST_PROTOCOL)
+def _send(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
+    """The turns and what was worked out ahead, pickled after their length, written whole
+    to `writer`."""
+    data = pickle.dumps((turns, prepared), protocol=pickle.HIGHEST_PROTOCOL)
     view = memoryview(len(data).to_bytes(8, "big") + data)
     while view:
         view = view[os.write(writer, view) :]
 
 
-def _received(reader: int, wait: float) -> list[LiveTurn] | None:
-    """What the other process sent, or None if it sent nothing whole within `wait` seconds."""
+def _received(reader: int, wait: float) -> tuple[list[LiveTurn], object] | None:
+    """What the other process sent (its turns, and what it worked out ahead), or None if it
+    sent nothing whole within `wait` seconds."""
     deadline = time.monotonic() + wait
     chunks = []
     while True:
@@ -264,12 +309,15 @@ def _received(reader: int, wait: float) -> list[LiveTurn] | None:
     if len(data) < 8 or int.from_bytes(data[:8], "big") != len(data) - 8:
         return None  # it stopped part way
     try:
-        turns = pickle.loads(data[8:])
+        sent = pickle.loads(data[8:])
     except Exception:
         return None  # not what `_send` writes
+    if type(sent) is not tuple or len(sent) != 2:
+        return None
+    turns, prepared = sent
     if not isinstance(turns, list) or not all(map(_is_live_turn, turns)):
         return None
-    return turns
+    return turns, prepared
 
 
 def _is_live_turn(turn: object) -> bool:

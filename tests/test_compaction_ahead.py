@@ -1,0 +1,105 @@
+"""Summaries made ahead, by the process that read their turns, are the very ones compaction
+would make itself: the archive is byte for byte the one a single process writes, round after
+round, whether or not each process guessed right where its turns stand."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from history_helpers import assert_every_turn_accounted_for, bulk_append, configure, random_turn
+from lore.core import compaction, compaction_scan
+from lore.core.compaction import _SummariesAhead, compact
+from lore.core.compaction_scan import LiveTurn
+from lore.core.vault import Vault
+
+
+@pytest.fixture(autouse=True)
+def same_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both archives are written at the same time, so their files can be compared whole."""
+    monkeypatch.setattr(compaction, "utc_now", lambda: "2026-01-01T00:00:00Z")
+
+
+def _append(vault: Vault, first: int, count: int, garbage: bool = False) -> None:
+    rng = random.Random(first)
+    turns = [random_turn(rng, number) for number in range(first, first + count)]
+    bulk_append(vault, turns[: count // 3])
+    if garbage:
+        # Lines that are not turns: the second process's guess of where it stands is wrong.
+        with open(vault.layout.history, "ab") as handle:
+            handle.write(b"not json at all\n[1, 2]\n")
+    bulk_append(vault, turns[count // 3 :])
+
+
+def _archive(vault: Vault) -> bytes:
+    return (vault.layout.memory / "memory.json").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("fanout", "keep", "garbage"), [(4, 5, False), (3, 0, False), (4, 2, True)]
+)
+def test_two_processes_working_ahead_write_the_archive_one_writes(
+    vault: Vault,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fanout: int,
+    keep: int,
+    garbage: bool,
+) -> None:
+    copy = Vault.open(Path(shutil.copytree(vault.root, tmp_path / "copy")))
+    absorbed: list[tuple[int, int]] = []
+    absorb = _SummariesAhead.absorb
+
+    def counted(self: _SummariesAhead, prepared: object) -> None:
+        absorb(self, prepared)
+        assert isinstance(prepared, tuple)
+        absorbed.append((len(prepared[0]), len(prepared[1])))
+
+    try:
+        for one in (vault, copy):
+            configure(one, threshold=300, keep=keep, budget=200, fanout=fanout)
+        # Rounds of new turns after an archive, so merges start after entries already in it.
+        for round_, count in enumerate((130, 97, 151)):
+            _append(vault, 1000 * round_, count, garbage)
+            _append(copy, 1000 * round_, count, garbage)
+            alone = compact(vault)
+            with monkeypatch.context() as forking:
+                forking.setattr(compaction_scan, "TWO_PROCESS_BYTES", 0)
+                forking.setattr(compaction_scan, "_can_fork", lambda: True)
+                forking.setattr(_SummariesAhead, "absorb", counted)
+                both = compact(copy)
+            assert both.compacted and alone.compacted
+            assert both.to_dict() == alone.to_dict()
+            assert _archive(copy) == _archive(vault)
+            assert_every_turn_accounted_for(copy)
+        # Each process made summaries of turns and of entries, and the first kept them.
+        assert len(absorbed) == 6
+        assert all(turns and entries for turns, entries in absorbed)
+    finally:
+        copy.close()
+
+
+def test_only_the_summaries_compaction_asks_for_are_made_ahead() -> None:
+    # Turns 10 to 39 of a history whose newest 3 stay live, 4 to an entry, after one entry
+    # already at level 1. Entries cover turns 12-15, 16-19, ... 32-35 (36-39 would cover
+    # turns that stay live), and each turn 5 apart is cancelled, so not summarised. A merge
+    # takes the archive's entry and new entries 0 to 2, then new entries 3 to 6 (turns 12
+    # to 27), 7 to 10 (only 7 and 8 are made here).
+    turns: list[LiveTurn] = [
+        (f"t{number:03d}", number % 5 != 0, 10, number, f"Q{number}? → fact {number}")
+        for number in range(10, 40)
+    ]
+    ahead = _SummariesAhead(max_tokens=80, fanout=4, keep=3, level_one=1)
+    of_turns, of_entries = ahead.prepare(turns, 10, True)
+    firsts = [int(key[0].split("?")[0][1:]) for key in of_turns]
+    assert firsts == [12, 16, 21, 24, 28, 32]
+    assert list(of_entries) == [tuple(text for text, _ in list(of_turns.values())[:4])]
+    # Not running to the end of the history, every whole entry's turns are covered.
+    assert len(ahead.prepare(turns, 10, False)[0]) == 7
+    # What the other process sends is kept only when it is what `prepare` makes.
+    ahead.absorb(({("a",): ("b", 1)}, {("c",): 2}))
+    ahead.absorb("nonsense")
+    assert ahead.of_turns == {("a",): ("b", 1)} and ahead.of_entries == {}
