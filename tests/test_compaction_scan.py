@@ -62,10 +62,10 @@ def test_two_processes_read_the_same_turns_and_digests_as_one(
     sent: list[list[LiveTurn]] = []
     received = compaction_scan._received
 
-    def spy(*args: object) -> tuple[list[LiveTurn], object] | None:
+    def spy(*args: object) -> tuple[list[list[LiveTurn]], object] | None:
         answer = received(*args)  # type: ignore[arg-type]
         if answer is not None:
-            sent.append(answer[0])
+            sent.append([turn for chunk in answer[0] for turn in chunk])
         return answer
 
     monkeypatch.setattr(compaction_scan, "_received", spy)
@@ -93,21 +93,21 @@ def test_cited_notes_are_named_alike_in_both_processes(sample_vault: Vault) -> N
     assert _read(sample_vault, two=True) == alone
 
 
-def _exits(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
+def _exits(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
     os._exit(3)
 
 
-def _raises(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
+def _raises(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
     raise MemoryError
 
 
-def _stops_part_way(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
-    data = pickle.dumps((turns, prepared))
+def _stops_part_way(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
+    data = pickle.dumps((chunks, prepared))
     os.write(writer, len(data).to_bytes(8, "big") + data[: len(data) // 2])
 
 
-def _answers_nonsense(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
-    data = pickle.dumps(([("only an id",)], prepared))
+def _answers_nonsense(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
+    data = pickle.dumps(([[("only an id",)]], prepared))
     os.write(writer, len(data).to_bytes(8, "big") + data)
 
 
@@ -144,7 +144,7 @@ def test_a_second_process_that_fails_loses_no_turn(
     assert _read(vault, two=True) == alone
 
 
-def _hangs(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
+def _hangs(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
     time.sleep(60)
 
 
@@ -229,3 +229,75 @@ def test_a_second_process_is_started_only_onto_a_free_core_from_one_thread(
 
 def test_the_tasks_ready_to_run_include_this_one() -> None:
     assert compaction_scan._runnable(looks=2) >= 1
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other process's part is read in many small chunks, and is most of the history."""
+    monkeypatch.setattr(compaction_scan, "_FIRST_SHARE", 0.1)
+    monkeypatch.setattr(compaction_scan, "_CHUNK_BYTES", 2_000)
+    monkeypatch.setattr(compaction_scan, "_MAX_CHUNKS", 1_000)
+
+
+def _slow_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    dies_with = compaction_scan._dies_with
+
+    def slowly(parent: int) -> bool:
+        time.sleep(1.0)
+        return dies_with(parent)
+
+    monkeypatch.setattr(compaction_scan, "_dies_with", slowly)
+
+
+def _chunks_sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many chunks the other process sends, each time it does."""
+    sent: list[int] = []
+    received = compaction_scan._received
+
+    def spy(*args: object) -> tuple[list[list[LiveTurn]], object] | None:
+        answer = received(*args)  # type: ignore[arg-type]
+        sent.append(-1 if answer is None else len(answer[0]))
+        return answer
+
+    monkeypatch.setattr(compaction_scan, "_received", spy)
+    return sent
+
+
+@pytest.mark.usefixtures("forking", "small_chunks")
+def test_a_slow_second_process_leaves_its_last_chunks_to_the_first(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_history(vault, 240)
+    alone = _read(vault, two=False)
+    _slow_to_start(monkeypatch)
+    sent = _chunks_sent(monkeypatch)
+    history = HistoryStore(vault)
+    chunks = len(compaction_scan._chunk_starts(history, 0, history.size()))
+    assert _read(vault, two=True) == alone
+    # It was told to stop short: it read only some of its chunks, this process the rest.
+    assert len(sent) == 1 and 0 < sent[0] < chunks // 2 + 2
+
+
+@pytest.mark.usefixtures("forking", "small_chunks")
+def test_chunks_read_by_both_processes_are_kept_once(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The other process never learns it should stop short, so reads every chunk, as it
+    # would when it began the ones this process took before it was told.
+    _write_history(vault, 240)
+    alone = _read(vault, two=False)
+    _slow_to_start(monkeypatch)
+    note = compaction_scan._note
+    limits: list[int] = []
+
+    def not_the_new_limit(shared: object, slot: int, count: int) -> None:
+        if slot == compaction_scan._LIMIT:
+            limits.append(count)
+            if len(limits) > 1:
+                return  # the first is every chunk, written before the other process starts
+        note(shared, slot, count)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compaction_scan, "_note", not_the_new_limit)
+    sent = _chunks_sent(monkeypatch)
+    assert _read(vault, two=True) == alone
+    assert len(limits) == 2 and len(sent) == 1 and sent[0] == limits[0] > limits[1]

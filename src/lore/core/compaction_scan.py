@@ -16,6 +16,7 @@ summarise, so that the first process looks them up where it would make them one 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import pickle
 import select
@@ -37,6 +38,12 @@ TWO_PROCESS_BYTES = 2 << 20
 # what this process took for its own half.
 _ANSWER_SECONDS = 60.0
 _ANSWER_FACTOR = 4.0
+# This process reads this share of the live history before it takes chunks from the other
+# one's part; the other reads the rest in chunks of at least this many bytes, no more than
+# this many of them.
+_FIRST_SHARE = 0.45
+_CHUNK_BYTES = 1 << 20
+_MAX_CHUNKS = 64
 
 
 # A live turn as compaction needs it: (id, answered, tokens, end, digest), where `end` is the
@@ -193,17 +200,31 @@ def _read_in_two(
     ahead: Ahead | None = None,
 ) -> list[LiveTurn] | None:
     """The live turns from `start`, digested, read in this process and a forked one; None
-    when there is no second line to start the other half at, or no process to read it.
-    Each process works `ahead` on its own half."""
-    middle = _line_start_after(history, start + (history.size() - start) // 2)
+    when there is no second line to start the other part at, or no process to read it.
+
+    This process reads the first part, a little under half; the other reads the rest in
+    chunks, noting in memory the two share how many it has done. Whichever is slowed down
+    (by other work on its core, say), the two end together: once done with its part, this
+    one takes the last of the chunks the other has not begun, and tells it to stop short
+    of them. Each process works `ahead` on what it read.
+    """
+    size = history.size()
+    middle = _line_start_after(history, start + int((size - start) * _FIRST_SHARE))
     if middle is None:
         return None
+    bounds = _chunk_starts(history, middle, size)
+    chunks = len(bounds)
     before_fork()
     parent = os.getpid()
     try:
+        # The chunks the other process has done, then how many it may do; written by one
+        # process each. A value read while it changes can only make a chunk read twice
+        # (and one copy dropped) or left to this process: never lost.
+        shared = mmap.mmap(-1, 16)
         reader, writer = os.pipe()
     except OSError:
         return None
+    _note(shared, _LIMIT, chunks)
     try:
         child = os.fork()
     except OSError:
@@ -211,42 +232,105 @@ def _read_in_two(
         os.close(writer)
         return None
     if child == 0:
-        # The copy never returns: it sends the second half and exits, running no cleanup
-        # of the first process's (no buffers flushed, no lock let go, no file removed).
+        # The copy never returns: it sends what it read and exits, running no cleanup of
+        # the first process's (no buffers flushed, no lock let go, no file removed).
         code = 1
         try:
             os.close(reader)
             if _dies_with(parent):
-                turns = _digested(history, middle, None, covered, digest)
-                prepared = None
-                if ahead is not None:
-                    # Where the half stands, if every line before it is a live turn.
-                    before = _lines_between(history, start, middle)
-                    prepared = ahead.prepare(turns, before, True)
-                _send(writer, turns, prepared)
+                done: list[list[LiveTurn]] = []
+                prepared: list[object] = []
+                # Where each chunk stands, if every line before it is a live turn.
+                before = _lines_between(history, start, middle) if ahead is not None else 0
+                for number in range(chunks):
+                    if number >= _noted(shared, _LIMIT):
+                        break
+                    turns = _chunk(history, bounds, number, covered, digest)
+                    if ahead is not None:
+                        prepared.append(ahead.prepare(turns, before, number + 1 == chunks))
+                        before += len(turns)
+                    done.append(turns)
+                    _note(shared, _DONE, len(done))
+                _send(writer, done, prepared)
                 code = 0
         finally:
             os._exit(code)
     os.close(writer)
+    stolen: list[LiveTurn] = []
     try:
         begun = time.monotonic()
         first = _digested(history, start, middle, covered, digest)
         if ahead is not None:
             ahead.absorb(ahead.prepare(first, 0, False))
+        # The other process keeps the chunk it is on and about half of those it has not
+        # begun, less what sending them costs it (about two chunks' time); this one takes
+        # the rest.
+        begun_there = _noted(shared, _DONE) + 1
+        limit = max(begun_there, (chunks + begun_there - 2) // 2)
+        if limit < chunks:
+            _note(shared, _LIMIT, limit)
+            stolen = _digested(history, bounds[limit], None, covered, digest)
+            if ahead is not None and stolen:
+                before = len(first) + _lines_between(history, middle, bounds[limit])
+                ahead.absorb(ahead.prepare(stolen, before, True))
+        else:
+            limit = chunks
         wait = max(_ANSWER_SECONDS, _ANSWER_FACTOR * (time.monotonic() - begun))
         answer = _received(reader, wait)
     finally:
         os.close(reader)
         _end(child)
-    if answer is None:
-        # The other process failed: this one reads its half after all.
-        second = _digested(history, middle, None, covered, digest)
-    else:
-        second, prepared = answer
-        if ahead is not None and prepared is not None:
-            ahead.absorb(prepared)
-    first.extend(second)
+        shared.close()
+    theirs: list[list[LiveTurn]] = []
+    if answer is not None:
+        theirs, made = answer
+        del theirs[limit:]  # read there too, but this process's own copy is kept
+        if ahead is not None and type(made) is list:
+            for each in made:
+                ahead.absorb(each)
+    # Whatever the other process did not send, it failed to read: this one reads it.
+    theirs.extend(
+        _chunk(history, bounds, number, covered, digest) for number in range(len(theirs), limit)
+    )
+    for chunk in theirs:
+        first.extend(chunk)
+    first.extend(stolen)
     return first
+
+
+# Where the shared memory holds how many chunks the other process has done, and how many it
+# may do.
+_DONE, _LIMIT = 0, 8
+
+
+def _note(shared: mmap.mmap, slot: int, count: int) -> None:
+    shared[slot : slot + 8] = count.to_bytes(8, "little")
+
+
+def _noted(shared: mmap.mmap, slot: int) -> int:
+    return int.from_bytes(shared[slot : slot + 8], "little")
+
+
+def _chunk_starts(history: HistoryStore, middle: int, size: int) -> list[int]:
+    """Where the chunks of the lines from `middle` to `size` start, `middle` first."""
+    bounds = [middle]
+    step = max(_CHUNK_BYTES, (size - middle) // _MAX_CHUNKS)
+    while True:
+        after = _line_start_after(history, bounds[-1] + step)
+        if after is None or after >= size:
+            return bounds
+        bounds.append(after)
+
+
+def _chunk(
+    history: HistoryStore,
+    bounds: list[int],
+    number: int,
+    covered: set[str] | None,
+    digest: Digest,
+) -> list[LiveTurn]:
+    stop = bounds[number + 1] if number + 1 < len(bounds) else None
+    return _digested(history, bounds[number], stop, covered, digest)
 
 
 def _lines_between(history: HistoryStore, start: int, stop: int) -> int:
@@ -283,29 +367,29 @@ def _dies_with(parent: int) -> bool:
     return os.getppid() == parent
 
 
-def _send(writer: int, turns: list[LiveTurn], prepared: object = None) -> None:
-    """The turns and what was worked out ahead, pickled after their length, written whole
-    to `writer`."""
-    data = pickle.dumps((turns, prepared), protocol=pickle.HIGHEST_PROTOCOL)
+def _send(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
+    """The chunks of turns read and what was worked out ahead, pickled after their length,
+    written whole to `writer`."""
+    data = pickle.dumps((chunks, prepared), protocol=pickle.HIGHEST_PROTOCOL)
     view = memoryview(len(data).to_bytes(8, "big") + data)
     while view:
         view = view[os.write(writer, view) :]
 
 
-def _received(reader: int, wait: float) -> tuple[list[LiveTurn], object] | None:
-    """What the other process sent (its turns, and what it worked out ahead), or None if it
-    sent nothing whole within `wait` seconds."""
+def _received(reader: int, wait: float) -> tuple[list[list[LiveTurn]], object] | None:
+    """What the other process sent (the chunks of turns it read, and what it worked out
+    ahead), or None if it sent nothing whole within `wait` seconds."""
     deadline = time.monotonic() + wait
-    chunks = []
+    pieces = []
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([reader], [], [], left)[0]:
             return None
-        chunk = os.read(reader, 1 << 20)
-        if not chunk:
+        piece = os.read(reader, 1 << 20)
+        if not piece:
             break
-        chunks.append(chunk)
-    data = memoryview(b"".join(chunks))
+        pieces.append(piece)
+    data = memoryview(b"".join(pieces))
     if len(data) < 8 or int.from_bytes(data[:8], "big") != len(data) - 8:
         return None  # it stopped part way
     try:
@@ -314,10 +398,14 @@ def _received(reader: int, wait: float) -> tuple[list[LiveTurn], object] | None:
         return None  # not what `_send` writes
     if type(sent) is not tuple or len(sent) != 2:
         return None
-    turns, prepared = sent
-    if not isinstance(turns, list) or not all(map(_is_live_turn, turns)):
+    read, prepared = sent
+    if type(read) is not list or not all(map(_are_live_turns, read)):
         return None
-    return turns, prepared
+    return read, prepared
+
+
+def _are_live_turns(turns: object) -> bool:
+    return type(turns) is list and all(map(_is_live_turn, turns))
 
 
 def _is_live_turn(turn: object) -> bool:
