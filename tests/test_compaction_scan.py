@@ -62,10 +62,10 @@ def test_two_processes_read_the_same_turns_and_digests_as_one(
     sent: list[list[LiveTurn]] = []
     received = compaction_scan._received
 
-    def spy(*args: object) -> tuple[list[list[LiveTurn]], object] | None:
+    def spy(*args: object) -> list[bytes] | None:
         answer = received(*args)  # type: ignore[arg-type]
         if answer is not None:
-            sent.append([turn for chunk in answer[0] for turn in chunk])
+            sent.append([turn for chunk in answer for turn in pickle.loads(chunk)[0]])
         return answer
 
     monkeypatch.setattr(compaction_scan, "_received", spy)
@@ -93,21 +93,21 @@ def test_cited_notes_are_named_alike_in_both_processes(sample_vault: Vault) -> N
     assert _read(sample_vault, two=True) == alone
 
 
-def _exits(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
+def _exits(writer: int, chunks: list[bytes]) -> None:
     os._exit(3)
 
 
-def _raises(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
+def _raises(writer: int, chunks: list[bytes]) -> None:
     raise MemoryError
 
 
-def _stops_part_way(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
-    data = pickle.dumps((chunks, prepared))
+def _stops_part_way(writer: int, chunks: list[bytes]) -> None:
+    data = pickle.dumps(chunks)
     os.write(writer, len(data).to_bytes(8, "big") + data[: len(data) // 2])
 
 
-def _answers_nonsense(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
-    data = pickle.dumps(([[("only an id",)]], prepared))
+def _answers_nonsense(writer: int, chunks: list[bytes]) -> None:
+    data = pickle.dumps([pickle.dumps(([("only an id",)], None))])
     os.write(writer, len(data).to_bytes(8, "big") + data)
 
 
@@ -144,7 +144,7 @@ def test_a_second_process_that_fails_loses_no_turn(
     assert _read(vault, two=True) == alone
 
 
-def _hangs(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
+def _hangs(writer: int, chunks: list[bytes]) -> None:
     time.sleep(60)
 
 
@@ -254,9 +254,9 @@ def _chunks_sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     sent: list[int] = []
     received = compaction_scan._received
 
-    def spy(*args: object) -> tuple[list[list[LiveTurn]], object] | None:
+    def spy(*args: object) -> list[bytes] | None:
         answer = received(*args)  # type: ignore[arg-type]
-        sent.append(-1 if answer is None else len(answer[0]))
+        sent.append(-1 if answer is None else len(answer))
         return answer
 
     monkeypatch.setattr(compaction_scan, "_received", spy)

@@ -238,20 +238,22 @@ def _read_in_two(
         try:
             os.close(reader)
             if _dies_with(parent):
-                done: list[list[LiveTurn]] = []
-                prepared: list[object] = []
+                # Each chunk pickled as soon as it is read, so that once told to stop it
+                # has only to send them.
+                done: list[bytes] = []
                 # Where each chunk stands, if every line before it is a live turn.
                 before = _lines_between(history, start, middle) if ahead is not None else 0
                 for number in range(chunks):
                     if number >= _noted(shared, _LIMIT):
                         break
                     turns = _chunk(history, bounds, number, covered, digest)
+                    prepared = None
                     if ahead is not None:
-                        prepared.append(ahead.prepare(turns, before, number + 1 == chunks))
+                        prepared = ahead.prepare(turns, before, number + 1 == chunks)
                         before += len(turns)
-                    done.append(turns)
+                    done.append(pickle.dumps((turns, prepared), protocol=pickle.HIGHEST_PROTOCOL))
                     _note(shared, _DONE, len(done))
-                _send(writer, done, prepared)
+                _send(writer, done)
                 code = 0
         finally:
             os._exit(code)
@@ -262,11 +264,10 @@ def _read_in_two(
         first = _digested(history, start, middle, covered, digest)
         if ahead is not None:
             ahead.absorb(ahead.prepare(first, 0, False))
-        # The other process keeps the chunk it is on and about half of those it has not
-        # begun, less what sending them costs it (about two chunks' time); this one takes
-        # the rest.
+        # The other process keeps the chunk it is on and half of those it has not begun,
+        # and one more for the time this one takes to unpickle them; this one takes the rest.
         begun_there = _noted(shared, _DONE) + 1
-        limit = max(begun_there, (chunks + begun_there - 2) // 2)
+        limit = max(begun_there, (chunks + begun_there + 1) // 2)
         if limit < chunks:
             _note(shared, _LIMIT, limit)
             stolen = _digested(history, bounds[limit], None, covered, digest)
@@ -282,12 +283,14 @@ def _read_in_two(
         _end(child)
         shared.close()
     theirs: list[list[LiveTurn]] = []
-    if answer is not None:
-        theirs, made = answer
-        del theirs[limit:]  # read there too, but this process's own copy is kept
-        if ahead is not None and type(made) is list:
-            for each in made:
-                ahead.absorb(each)
+    # Chunks past `limit` were read there too, but this process's own copy is kept.
+    for piece in (answer or [])[:limit]:
+        unpacked = _unpacked(piece)
+        if unpacked is None:
+            break
+        theirs.append(unpacked[0])
+        if ahead is not None and unpacked[1] is not None:
+            ahead.absorb(unpacked[1])
     # Whatever the other process did not send, it failed to read: this one reads it.
     theirs.extend(
         _chunk(history, bounds, number, covered, digest) for number in range(len(theirs), limit)
@@ -367,18 +370,18 @@ def _dies_with(parent: int) -> bool:
     return os.getppid() == parent
 
 
-def _send(writer: int, chunks: list[list[LiveTurn]], prepared: object = None) -> None:
-    """The chunks of turns read and what was worked out ahead, pickled after their length,
-    written whole to `writer`."""
-    data = pickle.dumps((chunks, prepared), protocol=pickle.HIGHEST_PROTOCOL)
+def _send(writer: int, chunks: list[bytes]) -> None:
+    """The chunks read, each pickled with what was worked out ahead from it, pickled after
+    their length, written whole to `writer`."""
+    data = pickle.dumps(chunks, protocol=pickle.HIGHEST_PROTOCOL)
     view = memoryview(len(data).to_bytes(8, "big") + data)
     while view:
         view = view[os.write(writer, view) :]
 
 
-def _received(reader: int, wait: float) -> tuple[list[list[LiveTurn]], object] | None:
-    """What the other process sent (the chunks of turns it read, and what it worked out
-    ahead), or None if it sent nothing whole within `wait` seconds."""
+def _received(reader: int, wait: float) -> list[bytes] | None:
+    """What the other process sent (its chunks, each still pickled), or None if it sent
+    nothing whole within `wait` seconds."""
     deadline = time.monotonic() + wait
     pieces = []
     while True:
@@ -396,16 +399,20 @@ def _received(reader: int, wait: float) -> tuple[list[list[LiveTurn]], object] |
         sent = pickle.loads(data[8:])
     except Exception:
         return None  # not what `_send` writes
-    if type(sent) is not tuple or len(sent) != 2:
+    if type(sent) is not list or not all(type(chunk) is bytes for chunk in sent):
         return None
-    read, prepared = sent
-    if type(read) is not list or not all(map(_are_live_turns, read)):
-        return None
-    return read, prepared
+    return sent
 
 
-def _are_live_turns(turns: object) -> bool:
-    return type(turns) is list and all(map(_is_live_turn, turns))
+def _unpacked(chunk: bytes) -> tuple[list[LiveTurn], object] | None:
+    """A chunk's turns, and what was worked out ahead from them; None if it is not that."""
+    try:
+        turns, prepared = pickle.loads(chunk)
+    except Exception:
+        return None
+    if type(turns) is not list or not all(map(_is_live_turn, turns)):
+        return None
+    return turns, prepared
 
 
 def _is_live_turn(turn: object) -> bool:
