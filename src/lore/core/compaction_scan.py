@@ -1,12 +1,13 @@
 """Reading the live turns for compaction: what each costs, and the digest of each answered one.
 
 A long backlog is read in two processes when a second core stands idle: this one reads the
-first half of the live lines while a forked copy of it reads the second, and the two lists
-are joined in order. Digests are pure functions of their records, so the turns and digests
-are the very ones one process would make. Whenever the second process cannot start, fails
-or does not answer in time, this one reads its half too: nothing is lost, and nothing is
-counted twice. The copy is killed with this process, so it never holds the vault lock
-after it.
+first part of the live lines while a forked copy of it reads the rest in chunks, and the
+lists are joined in order. Once done with its own part, this one takes the last chunks the
+copy has not begun, so that the two finish together. Digests are pure functions of their
+records, so the turns and digests are the very ones one process would make. Whatever the
+second process does not send (it cannot start, fails or does not answer in time), this one
+reads too: nothing is lost, and nothing is counted twice. The copy is killed with this
+process, so it never holds the vault lock after it.
 
 Each process can also work ahead on the turns it read (`Ahead`): compaction has each make
 the summaries of its own stretch of the past, which are pure functions of what they
