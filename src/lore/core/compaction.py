@@ -182,7 +182,7 @@ class ExtractiveSummariser:
     def counted_summary(self, digests: list[str], max_tokens: int) -> tuple[str, int]:
         """`summarise_turns`, and its `estimate_tokens`, counted as it is made."""
         ahead = self.ahead
-        if ahead is not None and max_tokens == ahead.max_tokens:
+        if ahead is not None and ahead.of_turns and max_tokens == ahead.max_tokens:
             found = ahead.of_turns.get(tuple(digests))
             if found is not None:
                 return found
@@ -190,7 +190,7 @@ class ExtractiveSummariser:
 
     def summarise_entries(self, texts: list[str], max_tokens: int) -> str:
         ahead = self.ahead
-        if ahead is not None and max_tokens == ahead.max_tokens:
+        if ahead is not None and ahead.of_entries and max_tokens == ahead.max_tokens:
             found = ahead.of_entries.get(tuple(texts))
             if found is not None:
                 return found
