@@ -217,6 +217,9 @@ def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
     init_vault(work, "compaction run")
     shutil.copyfile(source.layout.history, work / "history.jsonl")
     print(f"Compacting {turns:,} turns offline, in a fresh process (default settings)")
+    # A shared or virtual machine's speed changes from one minute to the next: a fixed loop
+    # timed beside each run tells a slower machine from slower code.
+    print(f"  {machine_speed()}")
     started = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-c", COMPACT_CHILD, str(work)],
@@ -315,6 +318,18 @@ def bench_cold_open(sentences: list[str], big: int, pane_turns: int, rebuild: bo
             f"by {appends[0][1]} bytes (one entry, not reread)"
         )
     print("  (target: under 300 ms at 1,000,000 turns with the saved index)")
+
+
+def machine_speed() -> str:
+    """How long a fixed loop of plain Python takes here now (the least of three tries)."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for number in range(2_000_000):
+            total += number
+        best = min(best, time.perf_counter() - started)
+    return f"machine speed: a fixed loop of 2,000,000 additions took {best * 1000:.0f} ms"
 
 
 def machine_load() -> str:
