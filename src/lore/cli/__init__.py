@@ -146,10 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             collector.resume()
         return _run(args)
     finally:
-        if paused and brief:
+        if paused:
+            # Whatever the command, the process ends next (see collector).
             collector.leave_for_exit()
-        elif paused:
-            collector.resume()
 
 
 def _run(args: argparse.Namespace) -> int:

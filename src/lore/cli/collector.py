@@ -7,8 +7,10 @@ and all of them once more as the interpreter exited (about 30 ms). So the `lore`
 its command line with the collector paused; a command marked brief runs so to the end, and
 then its objects are frozen (`gc.freeze`): the interpreter's last collection leaves them
 alone, and the operating system takes the memory back at once. Commands that keep running
-(the app, `lore chat`, `lore mcp`, `lore ingest`) collect as usual, as does any caller that
-runs commands in its own process (`lore.cli.main(argv)`).
+(the app, `lore chat`, `lore mcp`, `lore ingest`, `lore compact`) collect as usual while
+they run, and are left to the exit the same way once done: after compacting 100,000 turns,
+the interpreter's last collections took about 110 ms to walk what the memory archive holds.
+Any caller that runs commands in its own process (`lore.cli.main(argv)`) collects as usual.
 """
 
 from __future__ import annotations
