@@ -223,14 +223,7 @@ def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
     # A shared or virtual machine's speed changes from one minute to the next: a fixed loop
     # timed beside each run tells a slower machine from slower code.
     print(f"  {machine_speed()}")
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-c", COMPACT_CHILD, str(work)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    whole = time.perf_counter() - started
+    whole, result = timed_process([sys.executable, "-c", COMPACT_CHILD, str(work)])
     if result.returncode != 0:
         print("  failed:", result.stderr.strip().splitlines()[-1:])
         return
@@ -254,14 +247,7 @@ def bench_lore_compact(source: Vault, turns: int) -> None:
         shutil.copyfile(source.layout.history, vault / "history.jsonl")
         script = Path(sys.executable).with_name("lore")
         program = [str(script)] if script.exists() else [sys.executable, "-m", "lore"]
-        started = time.perf_counter()
-        result = subprocess.run(
-            [*program, "--vault", str(vault), "compact", "--json"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        whole = time.perf_counter() - started
+        whole, result = timed_process([*program, "--vault", str(vault), "compact", "--json"])
     if result.returncode != 0:
         print("  lore compact failed:", result.stderr.strip().splitlines()[-1:])
         return
@@ -311,13 +297,18 @@ print(f"{elapsed:.1f} {grew}")
 """
 
 
-def run_child(code: str, *args: str) -> tuple[float, list[str]]:
-    """Wall time of a new process running `code`, and what it printed."""
+def timed_process(argv: list[str]) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall time in seconds of a new process running `argv`, and how it ended."""
     started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
-    )
-    return (time.perf_counter() - started) * 1000, result.stdout.split()
+    result = subprocess.run(argv, capture_output=True, text=True, check=False)
+    return time.perf_counter() - started, result
+
+
+def run_child(code: str, *args: str) -> tuple[float, list[str]]:
+    """Wall time in ms of a new process running `code`, and what it printed."""
+    seconds, result = timed_process([sys.executable, "-c", code, *args])
+    result.check_returncode()
+    return seconds * 1000, result.stdout.split()
 
 
 def bench_cold_open(sentences: list[str], big: int, pane_turns: int, rebuild: bool) -> None:
