@@ -19,7 +19,16 @@ import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    NamedTuple,
+    TypeVar,
+    get_args,
+    get_type_hints,
+)
 
 from lore.errors import ConfigError
 from lore.paths import user_dirs
@@ -381,8 +390,7 @@ def load_config_file(path: Path) -> LoreConfig:
     return parse_config(load_yaml_file(path), str(path))
 
 
-@dataclass(frozen=True)
-class ConfigSource:
+class ConfigSource(NamedTuple):
     """One place settings come from, as `lore locate config` lists them."""
 
     kind: Literal["user", "vault", "env"]

@@ -7,16 +7,15 @@ folder); otherwise the XDG base-directory variables apply.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 CONFIG_FILE_NAME = "lore.yaml"
 # The user's own defaults for every vault, in the XDG config folder; same schema as lore.yaml.
 USER_CONFIG_FILE_NAME = "config.yaml"
 
 
-@dataclass(frozen=True)
-class UserDirs:
+class UserDirs(NamedTuple):
     config: Path
     data: Path
     cache: Path

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from lore.config import TRUST_LEVELS, NoteStatus, TrustLevel
 
@@ -20,8 +20,7 @@ KNOWN_KEYS = ("id", "title", "tags", "created", "updated", "sources", "trust", "
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class _Yaml:
+class _Yaml(NamedTuple):
     module: Any
     safe_loader: Any
     no_alias_loader: Any

@@ -57,9 +57,13 @@ NOTE_SUFFIXES = (".md", ".markdown")
 _BINARY_PROBE_BYTES = 8192
 
 
-@dataclass(frozen=True)
 class VaultLayout:
-    root: Path
+    """Where each part of the vault at `root` lives."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
 
     @property
     def config(self) -> Path:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from whoosh import index as whoosh_index
 from whoosh.columns import VarBytesColumn
@@ -124,8 +124,7 @@ class SearchHit:
         }
 
 
-@dataclass(frozen=True)
-class _SearchRequest:
+class _SearchRequest(NamedTuple):
     """What one search asks for, as `NoteIndex.search` was called."""
 
     text: str
