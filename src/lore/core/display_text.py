@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from functools import cache
 
 _NAMES = {
     0x00: "NUL", 0x07: "BEL", 0x08: "BS", 0x09: "TAB", 0x0A: "LF", 0x0D: "CR", 0x1B: "ESC",
@@ -20,16 +21,23 @@ _NAMES = {
     0x202A: "LRE", 0x202B: "RLE", 0x202C: "PDF", 0x202D: "LRO", 0x202E: "RLO",
     0x2066: "LRI", 0x2067: "RLI", 0x2068: "FSI", 0x2069: "PDI",
 }  # fmt: skip
-
-# Whole terminal sequences, removed from titles in one piece so no stray `]52;c;…` is left:
-# OSC and the other string commands (ended by BEL or ST), CSI, and the two-character
-# escapes; 7-bit and 8-bit forms.
-_TERMINAL_SEQUENCE = re.compile(
-    r"(?:\x1b[\]P_^X]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
-    r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    r"|\x1b[ -/]*[0-~]?"
-)
 LINKABLE_SCHEMES = frozenset({"http", "https", "file"})
+
+# Each pattern of this module is compiled when first used: their character classes span the
+# whole of Unicode and took 0.3-0.5 ms each to compile, a millisecond and a half of every
+# command's start, though most commands use one of them or none.
+
+
+@cache
+def _terminal_sequence() -> re.Pattern[str]:
+    """Whole terminal sequences, removed from titles in one piece so no stray `]52;c;…` is
+    left: OSC and the other string commands (ended by BEL or ST), CSI, and the two-character
+    escapes; 7-bit and 8-bit forms."""
+    return re.compile(
+        r"(?:\x1b[\]P_^X]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+        r"|(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+        r"|\x1b[ -/]*[0-~]?"
+    )
 
 
 def is_hidden_char(ch: str) -> bool:
@@ -65,15 +73,20 @@ _HIDDEN_CLASS = (
     "\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069"
     "\ufeff\u180e\u061c\u2028\u2029\ufff9-\ufffb\U000e0000-\U000e007f"
 )
-_HIDDEN_MULTILINE = re.compile(f"[\x00-\x08{_HIDDEN_CLASS}]")
-_HIDDEN_SINGLE_LINE = re.compile(f"[\x00-\x0a{_HIDDEN_CLASS}]")
+
+
+@cache
+def _hidden_pattern(multiline: bool) -> re.Pattern[str]:
+    """The hidden characters; newline and tab are among them unless `multiline`."""
+    controls = "\x00-\x08" if multiline else "\x00-\x0a"
+    return re.compile(f"[{controls}{_HIDDEN_CLASS}]")
 
 
 def visible(text: str, *, multiline: bool) -> str:
     """`text` with every hidden character spelled out; newlines and tabs kept if `multiline`."""
     if multiline:
         text = text.replace("\r\n", "\n")
-    pattern = _HIDDEN_MULTILINE if multiline else _HIDDEN_SINGLE_LINE
+    pattern = _hidden_pattern(multiline)
     if pattern.search(text) is None:
         return text
     return pattern.sub(lambda match: spelled(match.group()), text)
@@ -82,7 +95,7 @@ def visible(text: str, *, multiline: bool) -> str:
 def visible_with_offsets(text: str, *, multiline: bool) -> tuple[str, list[int]]:
     """`visible(text)` and where each character of `text` starts in it (one more at the end),
     so spans found in the original (search highlights, flags) can be placed in what is shown."""
-    pattern = _HIDDEN_MULTILINE if multiline else _HIDDEN_SINGLE_LINE
+    pattern = _hidden_pattern(multiline)
     if pattern.search(text) is None:
         # Nearly every text: nothing to spell out, so each character stays where it is.
         return text, list(range(len(text) + 1))
@@ -113,7 +126,7 @@ def clean_title(text: str) -> str:
     # A control between words parts them; a zero-width or bidi character inside a word
     # ("Ig\u200bnore") is simply dropped.
     kept = []
-    for ch in _TERMINAL_SEQUENCE.sub(" ", text):
+    for ch in _terminal_sequence().sub(" ", text):
         code = ord(ch)
         if code < 0x20 or 0x7F <= code <= 0x9F:
             kept.append(" ")
@@ -143,10 +156,13 @@ def _json_escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-_JSON_HIDDEN = re.compile(
-    "[\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u180e\u061c\u2028\u2029"
-    "\ufff9-\ufffb\U000e0000-\U000e007f]"
-)
+@cache
+def _json_hidden() -> re.Pattern[str]:
+    """What `is_hidden_char` accepts beyond the C0 controls json.dumps escapes itself."""
+    return re.compile(
+        "[\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u180e\u061c\u2028\u2029"
+        "\ufff9-\ufffb\U000e0000-\U000e007f]"
+    )
 
 
 def json_for_terminal(dumped: str) -> str:
@@ -155,4 +171,4 @@ def json_for_terminal(dumped: str) -> str:
     The data is unchanged (any character in a JSON string may be escaped); only a terminal
     showing the output can no longer be driven by it. json.dumps already escapes C0 controls.
     """
-    return _JSON_HIDDEN.sub(_json_escape, dumped)
+    return _json_hidden().sub(_json_escape, dumped)
