@@ -144,6 +144,11 @@ _NUMBER_RANK, _QUESTION_WORD_RANK, _NAME_RANK, _OTHER_RANK = range(4)
 _QUESTION_RANK = (_OTHER_RANK, _QUESTION_WORD_RANK)
 
 
+# A named tuple's constructor is a function of Python calling this one: each of the 100,000s
+# of words and sentences read is made without that call.
+_new_token = _new_sentence = tuple.__new__
+
+
 def _read_token(text: str) -> _Token:
     characters = len(text)
     if text.isascii():
@@ -156,19 +161,22 @@ def _read_token(text: str) -> _Token:
             digit = _has_digit(text)
             capital = text[0].isupper()
             stems: tuple[str, ...] = (stem,)
-            return _Token(
-                text,
-                characters,
-                0,
-                telling,
-                digit,
-                capital,
-                stems,
-                stems if lowered not in STOPWORDS else (),
-                stem,
-                capital,
-                _NUMBER_RANK if digit else _NAME_RANK if capital else _OTHER_RANK,
-                2 * digit + capital,
+            return _new_token(
+                _Token,
+                (
+                    text,
+                    characters,
+                    0,
+                    telling,
+                    digit,
+                    capital,
+                    stems,
+                    stems if lowered not in STOPWORDS else (),
+                    stem,
+                    capital,
+                    _NUMBER_RANK if digit else _NAME_RANK if capital else _OTHER_RANK,
+                    2 * digit + capital,
+                ),
             )
     else:
         outside = characters - len(text.encode("ascii", "ignore"))
@@ -183,24 +191,38 @@ def _read_token(text: str) -> _Token:
     digit = _has_digit(text)
     capital = text[:1].isupper()
     bare_capital = bare[:1].isupper()
-    return _Token(
-        text,
-        characters,
-        outside,
-        lowered not in STOPWORDS or lowered in _KEPT,
-        digit,
-        capital,
-        stems,
-        stems if len(content) == len(found) else tuple(set(map(_stem, content))),
-        _stem(lowered),
-        bare_capital,
-        _NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
-        2 * digit + capital,
+    return _new_token(
+        _Token,
+        (
+            text,
+            characters,
+            outside,
+            lowered not in STOPWORDS or lowered in _KEPT,
+            digit,
+            capital,
+            stems,
+            stems if len(content) == len(found) else tuple(set(map(_stem, content))),
+            _stem(lowered),
+            bare_capital,
+            _NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
+            2 * digit + capital,
+        ),
     )
 
 
 _known_tokens: _Read[_Token] = _Read(_read_token, _MAX_TOKENS)
 _token = _known_tokens.__getitem__
+
+
+def _read_telling(text: str) -> _Token | None:
+    token = _token(text)
+    return token if token.telling else None
+
+
+# The same tokens, None for those a digest leaves out: a sentence keeps its telling tokens
+# by their truth, without asking each token whether it is telling.
+_known_telling: _Read[_Token | None] = _Read(_read_telling, _MAX_TOKENS)
+_telling = _known_telling.__getitem__
 
 
 # A sentence ends at a line break, or at a full stop, question or exclamation mark followed
@@ -229,7 +251,7 @@ def _sentence_pieces(text: str) -> list[str]:
 
 
 def _telling_tokens(text: str) -> list[_Token]:
-    return list(filter(_TELLING, map(_token, text.split())))
+    return list(filter(None, map(_telling, text.split())))
 
 
 def telegraphic(text: str) -> str:
@@ -272,16 +294,19 @@ class _Sentence(NamedTuple):
 
 def _read_sentence(text: str) -> _Sentence | None:
     """The sentence `text` as a digest reads it; None if it has no telling word."""
-    tokens = tuple(filter(_TELLING, map(_token, text.split())))
+    tokens = tuple(filter(None, map(_telling, text.split())))
     if not tokens:
         return None
-    return _Sentence(
-        tokens,
-        sum(map(_CHARACTERS, tokens)) + len(tokens) - 1,
-        len(tokens),
-        0 if text.isascii() else sum(map(_OUTSIDE, tokens)),
-        sum(map(_WEIGHT, tokens)) - tokens[0].capital,
-        tuple(chain.from_iterable(map(_STEMS, tokens))),
+    return _new_sentence(
+        _Sentence,
+        (
+            tokens,
+            sum(map(_CHARACTERS, tokens)) + len(tokens) - 1,
+            len(tokens),
+            0 if text.isascii() else sum(map(_OUTSIDE, tokens)),
+            sum(map(_WEIGHT, tokens)) - tokens[0].capital,
+            tuple(chain.from_iterable(map(_STEMS, tokens))),
+        ),
     )
 
 
@@ -495,7 +520,7 @@ def forget_words() -> None:
     They serve the digests and summaries of one history, which repeats them; kept after
     it, a long history's would stay in memory for nothing, and make every later pass of
     the garbage collector and the end of the process slower."""
-    for known in (_known_tokens, _known_stems, _known_sentences):
+    for known in (_known_tokens, _known_telling, _known_stems, _known_sentences):
         known.clear()
     for cache in (_question, _notes, _line):
         cache.cache_clear()
