@@ -149,8 +149,11 @@ def _rendered(state: MemoryState) -> Iterator[str]:
         return
     yield f'{head_text}, "entries": [\n'
     separator = ""
+    # `json.dumps` makes an encoder of its own each time it is asked for other than ASCII:
+    # one serves every entry of a long archive.
+    encode = json.JSONEncoder(ensure_ascii=False).encode
     for entry in state.entries:
-        yield separator + json.dumps(entry.to_record(), ensure_ascii=False)
+        yield separator + encode(entry.to_record())
         separator = ",\n"
     yield "\n]}\n"
 
