@@ -9,7 +9,9 @@ rounds.
 - `lore --help` against `python -c "import textual"`, and against `python -c pass`;
 - `lore search ocean`, `lore notes list`, `lore history` and `lore ask --json QUESTION`
   (offline provider) against `python -c "import whoosh, yaml, pydantic"`, and, with no
-  target, `lore search --json ocean`, whose difference from `lore search` is Rich's share;
+  target, `lore search --json ocean`, whose difference from `lore search` is Rich's share,
+  and `lore search` against a process importing what a search cannot do without (whoosh's
+  index, query, searcher and scoring; Rich's console and table), which leaves Lore's share;
 - the app's first screen, launched as `lore --vault X` in a pseudo-terminal of 120x40,
   against bench/bare_textual_app.py (a header, a footer and five empty tabs) launched the
   same way: the time until the five pane names and the footer's palette key are on screen.
@@ -57,6 +59,9 @@ PANE_NAMES = ("Ask", "History", "Metrics", "Quarantine", "Notes")
 # The command palette's key, the last thing the footer shows in both apps.
 FOOTER_MARK = "^p palette"
 QUESTION = "how thick is the ice over the ocean on Europa?"
+SEARCH_LIBRARIES = (
+    "import whoosh.index, whoosh.query, whoosh.searching, whoosh.scoring, rich.console, rich.table"
+)
 SCREEN_TIMEOUT_S = 30.0
 # Terminal control sequences: CSI, OSC, and two-byte escapes.
 ESCAPES = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -191,7 +196,13 @@ def build_cases(vault: Path, env: dict[str, str], only: set[str] | None) -> list
         Case(
             "search",
             process(*lore, "search", "ocean"),
-            {"import whoosh+yaml+pydantic": data_imports},
+            {
+                "import whoosh+yaml+pydantic": data_imports,
+                # No target: the libraries a search cannot do without (whoosh's index, query,
+                # searcher and scoring, Rich's console and table), so that the ratio to it
+                # is Lore's own share of the start.
+                "import search libraries": process(PYTHON, "-c", SEARCH_LIBRARIES),
+            },
             1.5,
         ),
         # No target: the same search printed as JSON draws nothing, so the difference from
