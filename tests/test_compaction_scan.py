@@ -301,3 +301,16 @@ def test_chunks_read_by_both_processes_are_kept_once(
     sent = _chunks_sent(monkeypatch)
     assert _read(vault, two=True) == alone
     assert len(limits) == 2 and len(sent) == 1 and sent[0] == limits[0] > limits[1]
+
+
+def test_the_lines_between_two_line_starts_are_counted_in_blocks(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_history(vault, 60)
+    history = HistoryStore(vault)
+    starts = [position for position, _ in history.iter_lines_from(0)]
+    # Blocks smaller than a line, so that counts run across block ends.
+    monkeypatch.setattr(compaction_scan, "_COUNT_BLOCK_BYTES", 7)
+    for start, stop in ((0, starts[-1]), (starts[3], starts[40]), (starts[5], starts[5])):
+        expected = sum(1 for position in starts if start <= position < stop)
+        assert compaction_scan._lines_between(history, start, stop) == expected
