@@ -92,7 +92,7 @@ def test_only_the_summaries_compaction_asks_for_are_made_ahead() -> None:
         (f"t{number:03d}", number % 5 != 0, 10, number, f"Q{number}? → fact {number}")
         for number in range(10, 40)
     ]
-    ahead = _SummariesAhead(max_tokens=80, fanout=4, keep=3, level_one=1)
+    ahead = _SummariesAhead(max_tokens=80, fanout=4, keep=3, frontier={1: 1})
     of_turns, of_entries = ahead.prepare(turns, 10, True)
     firsts = [int(key[0].split("?")[0][1:]) for key in of_turns]
     assert firsts == [12, 16, 21, 24, 28, 32]
@@ -103,3 +103,58 @@ def test_only_the_summaries_compaction_asks_for_are_made_ahead() -> None:
     ahead.absorb(({("a",): ("b", 1)}, {("c",): 2}))
     ahead.absorb("nonsense")
     assert ahead.of_turns == {("a",): ("b", 1)} and ahead.of_entries == {}
+
+
+def test_merges_of_entries_from_several_stretches_are_made_ahead_at_every_level() -> None:
+    # Two entries to a merge, none in the archive: a stretch of three entries is merged as
+    # one pair (0, 1), the third waiting for the next stretch, whose entries 3 to 7 complete
+    # the pairs (2, 3) to (6, 7), then (0, 1) and (2, 3) at level 2, and the top pair above.
+    turns: list[LiveTurn] = [
+        (f"t{number:03d}", True, 10, number, f"Q{number}? → fact {number}") for number in range(16)
+    ]
+    ahead = _SummariesAhead(max_tokens=80, fanout=2, keep=0, frontier={})
+    _, first = ahead.prepare(turns[:6], 0, False)
+    _, second = ahead.prepare(turns[6:], 6, True)
+    assert len(first) == 1 and len(second) == 3 + 2 + 1
+    levels = ahead.made
+    assert [len(levels[level]) for level in sorted(levels)] == [8, 4, 2, 1]
+    # A merge at level 2 takes the pair the first stretch made and the first the second did.
+    assert (levels[2][0], levels[2][1]) in second
+    for texts, text in second.items():
+        assert text == compaction.roll_up(list(texts), 80)
+
+
+@pytest.mark.parametrize("existing", [0, 1])
+def test_two_processes_leave_compaction_few_merges_of_its_own(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, existing: int
+) -> None:
+    configure(vault, threshold=300, keep=2, budget=60, fanout=4)
+    if existing:
+        _append(vault, 0, 60)
+        compact(vault)
+    _append(vault, 1000, 900)
+    planning = False
+    made_by_compaction = 0
+    plan_roll_up = compaction._Planner.roll_up
+    roll_up = compaction.roll_up
+
+    def planned(self: compaction._Planner, budget: int) -> None:
+        nonlocal planning
+        planning = True
+        plan_roll_up(self, budget)
+
+    def counted(texts: list[str], max_tokens: int) -> str:
+        nonlocal made_by_compaction
+        made_by_compaction += planning
+        return roll_up(texts, max_tokens)
+
+    monkeypatch.setattr(compaction_scan, "TWO_PROCESS_BYTES", 0)
+    monkeypatch.setattr(compaction_scan, "_can_fork", lambda: True)
+    monkeypatch.setattr(compaction._Planner, "roll_up", planned)
+    monkeypatch.setattr(compaction, "roll_up", counted)
+    report = compact(vault)
+    merges = sum(count for level, count in report.levels.items() if level > 1)
+    # Of the merges at every level, only those across the processes' parts and chunks.
+    assert merges > 60
+    assert made_by_compaction < merges // 8
+    assert_every_turn_accounted_for(vault)

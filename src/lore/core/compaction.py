@@ -213,19 +213,25 @@ class _SummariesAhead:
     process that read the turns under it (see `lore.core.compaction_scan.Ahead`).
 
     The level-1 entries of a stretch of turns, `fanout` turns each counted from the first
-    live turn, as `_Planner.cover_turns` makes them, and the level-2 summaries of those, as
-    `_Planner.roll_up` first merges the level-1 entries: the oldest `fanout` at a time,
-    after the `level_one` entries the archive has at level 1 already. Where a process's
-    guess of where its turns stand is wrong, nothing made ahead is asked for, and
+    live turn, as `_Planner.cover_turns` makes them, and the summaries of those, level by
+    level, as `_Planner.roll_up` merges them: all of one level before any of the next, the
+    oldest `fanout` at a time, after the entries the archive's frontier has at that level
+    already (`frontier`, by level). Each process remembers the entries it made, so that a
+    merge of entries from several of its stretches is made as soon as it has them all, and
+    only the merges across the two processes' parts are left to compaction itself. Where a
+    process's guess of where its turns stand is wrong, nothing made ahead is asked for, and
     compaction makes each summary itself."""
 
-    def __init__(self, max_tokens: int, fanout: int, keep: int, level_one: int) -> None:
+    def __init__(self, max_tokens: int, fanout: int, keep: int, frontier: dict[int, int]) -> None:
         self.max_tokens = max_tokens
         self.fanout = fanout
         self.keep = keep
-        self.level_one = level_one
+        self.frontier = frontier
         self.of_turns: _OfTurns = {}
         self.of_entries: _OfEntries = {}
+        # The texts of the new entries this process made, by level and by their index
+        # among the level's new entries.
+        self.made: dict[int, dict[int, str]] = {}
 
     def prepare(
         self, turns: list[LiveTurn], first: int, through_end: bool
@@ -236,7 +242,7 @@ class _SummariesAhead:
         of_entries: _OfEntries = {}
         # Only turns that will be covered: the newest `keep` stay live.
         stop = len(turns) - self.keep if through_end else len(turns)
-        # Entry texts by the index among the new level-1 entries.
+        # Entry texts by the index among the new entries of their level.
         texts: dict[int, str] = {}
         for position in range(-first % fanout, stop - fanout + 1, fanout):
             batch = turns[position : position + fanout]
@@ -248,16 +254,24 @@ class _SummariesAhead:
             else:
                 text = _cancelled_text(len(batch))
             texts[(first + position) // fanout] = text
-        if texts:
-            # Merges take `fanout` entries at a time from the archive's oldest at level 1: the
-            # runs of new entries that start where one does, and that this stretch made whole.
-            lowest = min(texts)
-            begin = lowest + -(self.level_one + lowest) % fanout
-            for start in range(begin, max(texts) - fanout + 2, fanout):
-                group = [texts.get(start + offset) for offset in range(fanout)]
-                if None not in group:
-                    merged = tuple(text for text in group if text is not None)
-                    of_entries[merged] = summariser.summarise_entries(list(merged), max_tokens)
+        level = 1
+        while texts:
+            known = self.made.setdefault(level, {})
+            known.update(texts)
+            before = self.frontier.get(level, 0)
+            merged_texts: dict[int, str] = {}
+            # The merges that take an entry just made: those that start at a new entry
+            # (an earlier one takes entries of the archive) and whose entries are all known.
+            for start in sorted({index - (before + index) % fanout for index in texts}):
+                group = [known.get(start + offset) for offset in range(fanout)]
+                if start < 0 or None in group:
+                    continue
+                merged = tuple(text for text in group if text is not None)
+                text = summariser.summarise_entries(list(merged), max_tokens)
+                of_entries[merged] = text
+                merged_texts[(before + start) // fanout] = text
+            texts = merged_texts
+            level += 1
         return of_turns, of_entries
 
     def absorb(self, prepared: object) -> None:
@@ -616,9 +630,11 @@ def _plan(
         digest, before_fork = digester, digester.look_up_all
     ahead: _SummariesAhead | None = None
     if provider is None:
-        level_one = sum(1 for entry in frontier_of(state.entries) if entry.level == 1)
         ahead = _SummariesAhead(
-            entry_tokens, settings.memory_fanout, settings.keep_recent_turns, level_one
+            entry_tokens,
+            settings.memory_fanout,
+            settings.keep_recent_turns,
+            _level_counts(frontier_of(state.entries)),
         )
     live = read_live(
         store.history,
@@ -665,6 +681,7 @@ def _plan(
             # Whatever was made ahead and not asked for is let go with the rest.
             ahead.of_turns.clear()
             ahead.of_entries.clear()
+            ahead.made.clear()
 
     last_id, _, _, last_end, _ = to_cover[-1]
     kept = live[len(to_cover) :]
