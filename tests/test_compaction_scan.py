@@ -314,3 +314,30 @@ def test_the_lines_between_two_line_starts_are_counted_in_blocks(
     for start, stop in ((0, starts[-1]), (starts[3], starts[40]), (starts[5], starts[5])):
         expected = sum(1 for position in starts if start <= position < stop)
         assert compaction_scan._lines_between(history, start, stop) == expected
+
+
+@pytest.mark.usefixtures("forking")
+def test_what_waits_for_the_other_process_is_done_once_this_one_has_read(
+    vault: Vault,
+) -> None:
+    _write_history(vault, 240)
+    digester = _FactDigester(vault, 23)
+    read_here: list[int] = []
+
+    def counted(record: dict[str, object]) -> str:
+        read_here.append(1)
+        return digester(record)
+
+    waited: list[int] = []
+    live = read_live(
+        HistoryStore(vault),
+        0,
+        None,
+        counted,
+        0,
+        digester.look_up_all,
+        None,
+        lambda: waited.append(len(read_here)),
+    )
+    # Called once, after this process read its part and no other turn is read here after.
+    assert waited == [len(read_here)] and 0 < len(read_here) < len(live)

@@ -115,6 +115,7 @@ def read_live(
     threshold_tokens: int,
     before_fork: Callable[[], None] | None = None,
     ahead: Ahead | None = None,
+    while_waiting: Callable[[], None] | None = None,
 ) -> list[LiveTurn]:
     """The live turns, oldest first; once they pass the threshold, each answered one with
     its digest.
@@ -126,10 +127,11 @@ def read_live(
     `before_fork`, when given, makes `digest` fit for a forked process (one that must not
     share this one's open index, say); without it the turns are read here only. A backlog
     long enough to be read in two processes is digested whole: it is far past any
-    threshold. Only then is `ahead` asked to work ahead, on each half, in its own process.
+    threshold. Only then is `ahead` asked to work ahead, on each half, in its own process,
+    and `while_waiting` called once this one has only the other's answer to wait for.
     """
     if before_fork is not None and history.size() - start >= TWO_PROCESS_BYTES and _can_fork():
-        found = _read_in_two(history, start, covered, digest, before_fork, ahead)
+        found = _read_in_two(history, start, covered, digest, before_fork, ahead, while_waiting)
         if found is not None:
             return found
     live: list[LiveTurn] = []
@@ -201,6 +203,7 @@ def _read_in_two(
     digest: Digest,
     before_fork: Callable[[], None],
     ahead: Ahead | None = None,
+    while_waiting: Callable[[], None] | None = None,
 ) -> list[LiveTurn] | None:
     """The live turns from `start`, digested, read in this process and a forked one; None
     when there is no second line to start the other part at, or no process to read it.
@@ -280,6 +283,8 @@ def _read_in_two(
         else:
             limit = chunks
         wait = max(_ANSWER_SECONDS, _ANSWER_FACTOR * (time.monotonic() - begun))
+        if while_waiting is not None:
+            while_waiting()
         answer = _received(reader, wait)
     finally:
         os.close(reader)
