@@ -149,6 +149,21 @@ def settle_settings(vault: Path) -> None:
     os.utime(vault / "lore.yaml", (an_hour_ago, an_hour_ago))
 
 
+def test_a_search_with_cached_settings_loads_no_validation_and_no_openssl(vault: Path) -> None:
+    settle_settings(vault)
+    first = run_lore(["--vault", str(vault), "search", "ocean"], [])
+    assert first["code"] == 0
+    # whoosh's HTML escape and its md5 are stood in for (lore.core.search.whoosh_import);
+    # only validating settings, which the first search did, needs pydantic and its hashlib.
+    report = run_lore(
+        ["--vault", str(vault), "search", "ocean"],
+        [*NEVER_FOR_SEARCH, "pydantic", "yaml", "hashlib", "_hashlib", "html"],
+    )
+    assert report["code"] == 0
+    assert "Europa" in report["output"]
+    assert report["loaded"] == []
+
+
 def test_history_loads_no_more_than_search_and_not_the_index(vault: Path) -> None:
     settle_settings(vault)
     asked = run_lore(["--vault", str(vault), "--provider", "offline", "ask", "what is Europa?"], [])

@@ -1,5 +1,5 @@
-"""The search package imports whoosh without asyncio or urllib.request, and leaves both whole
-for the rest of the process.
+"""The search package imports whoosh without asyncio, urllib.request, html or OpenSSL's
+hashlib, and leaves each whole for the rest of the process.
 
 Each case runs in a fresh interpreter, as a command starts: this test process imported both
 long ago, so lore.core.search.whoosh_import does nothing in it.
@@ -250,3 +250,86 @@ def test_a_variations_query_matches_word_forms_in_an_index() -> None:
         """
     )
     assert report == ["the moons were rendered in colour"]
+
+
+def test_whoosh_compat_loads_no_html_and_its_escape_still_escapes() -> None:
+    report = run_fresh(
+        """
+        import json, sys, types
+        import lore.core.search.index
+        from whoosh.compat import htmlescape
+        before = "html" in sys.modules or "html.entities" in sys.modules
+        escaped = [htmlescape('<a href="x">&</a>'), htmlescape('"q"', quote=False)]
+        import html
+        print(json.dumps({
+            "before": before,
+            "escaped": escaped,
+            "module": type(html) is types.ModuleType,
+            "registered": sys.modules["html"] is html,
+            "unescape": html.unescape("&eacute;"),
+        }))
+        """
+    )
+    assert report == {
+        "before": False,
+        "escaped": ["&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;", '"q"'],
+        "module": True,
+        "registered": True,
+        "unescape": "é",
+    }
+
+
+def test_whoosh_hash_files_load_no_openssl_and_hash_keys_as_hashlib_does() -> None:
+    report = run_fresh(
+        """
+        import json, sys, types
+        import lore.core.search.index
+        from whoosh.filedb import filetables
+        before = "hashlib" in sys.modules or "_hashlib" in sys.modules
+        keys = [b"", b"ocean", "Europa's ice".encode()]
+        ours = [filetables.md5_hash(key) for key in keys]
+        import hashlib
+        theirs = [int(hashlib.md5(key).hexdigest(), 16) & 0xFFFFFFFF for key in keys]
+        print(json.dumps({
+            "before": before,
+            "same": ours == theirs,
+            "module": type(hashlib) is types.ModuleType,
+            "registered": sys.modules["hashlib"] is hashlib,
+            "sha256": hashlib.sha256(b"x").hexdigest()[:8],
+        }))
+        """
+    )
+    assert report == {
+        "before": False,
+        "same": True,
+        "module": True,
+        "registered": True,
+        "sha256": "2d711642",
+    }
+
+
+def test_an_index_written_and_read_with_the_stand_in_finds_its_terms(tmp_path: Path) -> None:
+    # The term dictionary is a hash file: a key hashed otherwise than when written is not found.
+    report = run_fresh(
+        f"""
+        import json, subprocess, sys
+        write = '''
+        import hashlib
+        from whoosh.fields import TEXT, Schema
+        from whoosh.index import create_in
+        index = create_in({str(tmp_path)!r}, Schema(body=TEXT(stored=True)))
+        with index.writer() as writer:
+            for word in ["ocean", "europa", "tidal", "heating", "ganymede"]:
+                writer.add_document(body=word + " moon")
+        '''
+        subprocess.run([sys.executable, "-c", write], check=True)
+        import lore.core.search.index
+        from whoosh.index import open_dir
+        from whoosh.query import Term
+        with open_dir({str(tmp_path)!r}).searcher() as searcher:
+            found = [hit["body"] for word in ["ocean", "tidal", "ganymede"]
+                     for hit in searcher.search(Term("body", word))]
+        print(json.dumps([found, "hashlib" in sys.modules]))
+        """
+    )
+    assert report == [["ocean moon", "tidal moon", "ganymede moon"], False]
