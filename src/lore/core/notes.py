@@ -85,6 +85,8 @@ def path_note_id(relpath: str) -> str:
 
 @dataclass
 class Source:
+    """A document a note was made from: where it is, its content hash and its title."""
+
     uri: str
     sha256: str = ""
     title: str = ""
@@ -95,6 +97,9 @@ class Source:
 
 @dataclass
 class Note:
+    """One Markdown note as read: its front matter's fields, its body, and what was wrong with
+    the file (`problems`, and the line that makes it unsafe to rewrite)."""
+
     path: str
     id: str
     title: str

@@ -120,12 +120,16 @@ class VaultLayout:
 
 @dataclass
 class RenameResult:
+    """A note renamed, and how many links to it were rewritten in each note that had them."""
+
     note: Note
     relinked: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
 class RemoveResult:
+    """A note removed, where its copy is kept, and the notes that still link to it."""
+
     note: Note
     tombstone: Path
     linked_from: list[str] = field(default_factory=list)

@@ -97,6 +97,9 @@ def _schema() -> Schema:
 
 @dataclass
 class SearchHit:
+    """One note a search found: what a list of results shows, its score and where the words
+    it matched are in its snippet."""
+
     path: str
     id: str
     title: str
@@ -139,6 +142,8 @@ class _SearchRequest(NamedTuple):
 
 @dataclass
 class ReconcileReport:
+    """What bringing the index up to date with the notes did, file by file."""
+
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
