@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -26,6 +26,7 @@ from typing import (
     Literal,
     NamedTuple,
     TypeVar,
+    dataclass_transform,
     get_args,
     get_type_hints,
 )
@@ -52,20 +53,36 @@ ProviderName = Literal["offline", "ollama", "openai"]
 
 # Read by pydantic when it validates a section: a key the schema does not know is an error.
 _STRICT = {"extra": "forbid"}
+Settings = TypeVar("Settings")
 
 
 class _Section:
-    """The repr and equality every settings dataclass has, written once for all of them.
+    """The `__init__`, repr and equality every settings dataclass has, written once for all.
 
     `dataclass` writes each class's `__init__`, `__repr__` and `__eq__` as source and
     compiles it: about 0.3 ms a class, and these eleven were most of what importing this
-    module cost every command. They share these two instead, which behave as the generated
-    ones do.
+    module cost every command. They share these instead, which behave as the generated ones
+    do for a section made with keywords, the only way one is made (pydantic makes the ones it
+    validates without calling `__init__`).
     """
 
     __slots__ = ()
     # Mutable, so unhashable, as a dataclass with `eq` is.
     __hash__ = None  # type: ignore[assignment]
+
+    def __init__(self, **values: Any) -> None:
+        for item in fields(self):  # type: ignore[arg-type]
+            if item.name in values:
+                value = values.pop(item.name)
+            elif item.default_factory is not MISSING:
+                value = item.default_factory()
+            elif item.default is not MISSING:
+                value = item.default
+            else:
+                raise TypeError(f"{type(self).__qualname__} needs {item.name!r}")
+            setattr(self, item.name, value)
+        if values:
+            raise TypeError(f"{type(self).__qualname__} has no setting {next(iter(values))!r}")
 
     def _names(self) -> list[str]:
         return [item.name for item in fields(self)]  # type: ignore[arg-type]
@@ -83,7 +100,14 @@ class _Section:
         )
 
 
-@dataclass(repr=False, eq=False)
+@dataclass_transform(field_specifiers=(field,))
+def _section(cls: type[Settings]) -> type[Settings]:
+    """A settings dataclass: its fields and defaults, with `_Section`'s methods (type checkers
+    see the `__init__` a dataclass would have)."""
+    return dataclass(init=False, repr=False, eq=False)(cls)
+
+
+@_section
 class VaultSettings(_Section):
     """`vault:` in lore.yaml: what the vault is called, and the largest note it reads."""
 
@@ -92,7 +116,7 @@ class VaultSettings(_Section):
     max_note_bytes: Annotated[int, Gt(0)] = 5_000_000
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class SearchSettings(_Section):
     """`search:`: how many hits a search shows unless asked for more."""
 
@@ -100,7 +124,7 @@ class SearchSettings(_Section):
     default_limit: Annotated[int, Gt(0), Le(1000)] = 10
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class IngestSettings(_Section):
     """`ingest:`: how sources are read, fetched and split into claims."""
 
@@ -118,7 +142,7 @@ class IngestSettings(_Section):
     max_claim_chars: Annotated[int, Ge(100)] = 1000
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class GateSettings(_Section):
     """`gates:`: which admission gates run, and the thresholds they judge by."""
 
@@ -139,7 +163,7 @@ class GateSettings(_Section):
     subject_threshold: Annotated[float, Gt(0), Le(1)] = 0.3
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class ProviderSettings(_Section):
     """`provider:`: the model answers come from, and how it is reached."""
 
@@ -155,7 +179,7 @@ class ProviderSettings(_Section):
     retries: Annotated[int, Ge(0), Le(10)] = 2
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class AskSettings(_Section):
     """`ask:`: the token budget of a prompt, section by section, and the notes it draws on."""
 
@@ -171,7 +195,7 @@ class AskSettings(_Section):
     max_question_chars: Annotated[int, Gt(0)] = 16_000
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class HistorySettings(_Section):
     """`history:`: when and how older turns are compacted into memory."""
 
@@ -182,7 +206,7 @@ class HistorySettings(_Section):
     memory_fanout: Annotated[int, Ge(2)] = 8
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class UISettings(_Section):
     """`ui:`: the app's theme."""
 
@@ -190,7 +214,7 @@ class UISettings(_Section):
     theme: str | None = None
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class McpSettings(_Section):
     """What `lore mcp` lets a connected agent do beyond reading."""
 
@@ -202,7 +226,7 @@ class McpSettings(_Section):
     max_body_chars: Annotated[int, Gt(0)] = 20_000
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class VersioningSettings(_Section):
     """`versioning:`: whether each change Lore makes is committed."""
 
@@ -212,7 +236,7 @@ class VersioningSettings(_Section):
     auto_commit: bool | None = None
 
 
-@dataclass(repr=False, eq=False)
+@_section
 class LoreConfig(_Section):
     """Every section of the settings, each with its defaults."""
 
@@ -231,7 +255,6 @@ class LoreConfig(_Section):
 
 
 _TOP_LEVEL_KEYS = frozenset(item.name for item in fields(LoreConfig))
-Settings = TypeVar("Settings")
 
 
 def _read_limits() -> None:
