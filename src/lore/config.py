@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields
+from dataclasses import asdict, field, fields
 from pathlib import Path
 from typing import (
     TYPE_CHECKING,
@@ -26,11 +26,11 @@ from typing import (
     Literal,
     NamedTuple,
     TypeVar,
-    dataclass_transform,
     get_args,
     get_type_hints,
 )
 
+from lore.core.dataclass_lite import dataclass_lite
 from lore.errors import ConfigError
 from lore.paths import user_dirs
 from lore.trust_levels import TRUST_LEVELS as TRUST_LEVELS
@@ -56,59 +56,8 @@ _STRICT = {"extra": "forbid"}
 Settings = TypeVar("Settings")
 
 
-class _Section:
-    """The `__init__`, repr and equality every settings dataclass has, written once for all.
-
-    `dataclass` writes each class's `__init__`, `__repr__` and `__eq__` as source and
-    compiles it: about 0.3 ms a class, and these eleven were most of what importing this
-    module cost every command. They share these instead, which behave as the generated ones
-    do for a section made with keywords, the only way one is made (pydantic makes the ones it
-    validates without calling `__init__`).
-    """
-
-    __slots__ = ()
-    # Mutable, so unhashable, as a dataclass with `eq` is.
-    __hash__ = None  # type: ignore[assignment]
-
-    def __init__(self, **values: Any) -> None:
-        for item in fields(self):  # type: ignore[arg-type]
-            if item.name in values:
-                value = values.pop(item.name)
-            elif item.default_factory is not MISSING:
-                value = item.default_factory()
-            elif item.default is not MISSING:
-                value = item.default
-            else:
-                raise TypeError(f"{type(self).__qualname__} needs {item.name!r}")
-            setattr(self, item.name, value)
-        if values:
-            raise TypeError(f"{type(self).__qualname__} has no setting {next(iter(values))!r}")
-
-    def _names(self) -> list[str]:
-        return [item.name for item in fields(self)]  # type: ignore[arg-type]
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._names())
-        return f"{type(self).__qualname__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        names = self._names()
-        return tuple(getattr(self, name) for name in names) == tuple(
-            getattr(other, name) for name in names
-        )
-
-
-@dataclass_transform(field_specifiers=(field,))
-def _section(cls: type[Settings]) -> type[Settings]:
-    """A settings dataclass: its fields and defaults, with `_Section`'s methods (type checkers
-    see the `__init__` a dataclass would have)."""
-    return dataclass(init=False, repr=False, eq=False)(cls)
-
-
-@_section
-class VaultSettings(_Section):
+@dataclass_lite
+class VaultSettings:
     """`vault:` in lore.yaml: what the vault is called, and the largest note it reads."""
 
     __pydantic_config__ = _STRICT
@@ -116,16 +65,16 @@ class VaultSettings(_Section):
     max_note_bytes: Annotated[int, Gt(0)] = 5_000_000
 
 
-@_section
-class SearchSettings(_Section):
+@dataclass_lite
+class SearchSettings:
     """`search:`: how many hits a search shows unless asked for more."""
 
     __pydantic_config__ = _STRICT
     default_limit: Annotated[int, Gt(0), Le(1000)] = 10
 
 
-@_section
-class IngestSettings(_Section):
+@dataclass_lite
+class IngestSettings:
     """`ingest:`: how sources are read, fetched and split into claims."""
 
     __pydantic_config__ = _STRICT
@@ -142,8 +91,8 @@ class IngestSettings(_Section):
     max_claim_chars: Annotated[int, Ge(100)] = 1000
 
 
-@_section
-class GateSettings(_Section):
+@dataclass_lite
+class GateSettings:
     """`gates:`: which admission gates run, and the thresholds they judge by."""
 
     __pydantic_config__ = _STRICT
@@ -163,8 +112,8 @@ class GateSettings(_Section):
     subject_threshold: Annotated[float, Gt(0), Le(1)] = 0.3
 
 
-@_section
-class ProviderSettings(_Section):
+@dataclass_lite
+class ProviderSettings:
     """`provider:`: the model answers come from, and how it is reached."""
 
     __pydantic_config__ = _STRICT
@@ -179,8 +128,8 @@ class ProviderSettings(_Section):
     retries: Annotated[int, Ge(0), Le(10)] = 2
 
 
-@_section
-class AskSettings(_Section):
+@dataclass_lite
+class AskSettings:
     """`ask:`: the token budget of a prompt, section by section, and the notes it draws on."""
 
     __pydantic_config__ = _STRICT
@@ -195,8 +144,8 @@ class AskSettings(_Section):
     max_question_chars: Annotated[int, Gt(0)] = 16_000
 
 
-@_section
-class HistorySettings(_Section):
+@dataclass_lite
+class HistorySettings:
     """`history:`: when and how older turns are compacted into memory."""
 
     __pydantic_config__ = _STRICT
@@ -206,16 +155,16 @@ class HistorySettings(_Section):
     memory_fanout: Annotated[int, Ge(2)] = 8
 
 
-@_section
-class UISettings(_Section):
+@dataclass_lite
+class UISettings:
     """`ui:`: the app's theme."""
 
     __pydantic_config__ = _STRICT
     theme: str | None = None
 
 
-@_section
-class McpSettings(_Section):
+@dataclass_lite
+class McpSettings:
     """What `lore mcp` lets a connected agent do beyond reading."""
 
     __pydantic_config__ = _STRICT
@@ -226,8 +175,8 @@ class McpSettings(_Section):
     max_body_chars: Annotated[int, Gt(0)] = 20_000
 
 
-@_section
-class VersioningSettings(_Section):
+@dataclass_lite
+class VersioningSettings:
     """`versioning:`: whether each change Lore makes is committed."""
 
     __pydantic_config__ = _STRICT
@@ -236,8 +185,8 @@ class VersioningSettings(_Section):
     auto_commit: bool | None = None
 
 
-@_section
-class LoreConfig(_Section):
+@dataclass_lite
+class LoreConfig:
     """Every section of the settings, each with its defaults."""
 
     __pydantic_config__ = _STRICT

@@ -11,10 +11,11 @@ import json
 import os
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lore.core.dataclass_lite import dataclass_lite
 from lore.errors import VaultError
 
 T = TypeVar("T")
@@ -204,7 +205,7 @@ def append_raw(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-@dataclass
+@dataclass_lite
 class JsonlReport:
     """What a tolerant JSONL read skipped, so `lore doctor` can tell the user."""
 

@@ -14,11 +14,12 @@ import stat
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from lore.config import CONFIG_TEMPLATE, LoreConfig, TrustLevel, load_config
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.links import link_key, link_targets, rewrite_links
 from lore.core.lock import VaultLock
 from lore.core.notes import (
@@ -118,7 +119,7 @@ class VaultLayout:
         return self.state / "lock"
 
 
-@dataclass
+@dataclass_lite
 class RenameResult:
     """A note renamed, and how many links to it were rewritten in each note that had them."""
 
@@ -126,7 +127,7 @@ class RenameResult:
     relinked: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass_lite
 class RemoveResult:
     """A note removed, where its copy is kept, and the notes that still link to it."""
 

@@ -14,7 +14,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -25,6 +25,7 @@ from whoosh.filedb.filestore import RamStorage
 from whoosh.query import And, NullQuery, Query, Term
 from whoosh.scoring import BM25F
 
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.index_manifest import FileStat, Manifest, Signature, card_of
 from lore.core.notes import Note
 from lore.core.search import whoosh_private
@@ -95,7 +96,7 @@ def _schema() -> Schema:
     )
 
 
-@dataclass
+@dataclass_lite
 class SearchHit:
     """One note a search found: what a list of results shows, its score and where the words
     it matched are in its snippet."""
@@ -140,7 +141,7 @@ class _SearchRequest(NamedTuple):
     with_body: bool
 
 
-@dataclass
+@dataclass_lite
 class ReconcileReport:
     """What bringing the index up to date with the notes did, file by file."""
 

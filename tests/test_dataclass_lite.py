@@ -1,0 +1,125 @@
+"""A `dataclass_lite` class behaves as the same class made by `dataclass` does."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from lore.core.dataclass_lite import dataclass_lite
+
+
+@dataclass_lite
+class Lite:
+    """Made by dataclass_lite."""
+
+    name: str
+    count: int = 0
+    tags: list[str] = field(default_factory=list)
+    hidden: str = field(default="x", repr=False, compare=False)
+
+
+@dataclass
+class Generated:
+    """Made by dataclass."""
+
+    name: str
+    count: int = 0
+    tags: list[str] = field(default_factory=list)
+    hidden: str = field(default="x", repr=False, compare=False)
+
+
+def both(*args: Any, **values: Any) -> tuple[Any, Any]:
+    return Lite(*args, **values), Generated(*args, **values)
+
+
+@pytest.mark.parametrize(
+    ("args", "values"),
+    [
+        (("a",), {}),
+        (("a", 2), {}),
+        (("a",), {"tags": ["t"]}),
+        ((), {"name": "a", "count": 3, "tags": ["u", "v"], "hidden": "h"}),
+        (("a", 1, ["t"], "h"), {}),
+    ],
+)
+def test_arguments_by_position_and_keyword_fill_the_same_fields(
+    args: tuple[Any, ...], values: dict[str, Any]
+) -> None:
+    lite, generated = both(*args, **values)
+    assert dataclasses.asdict(lite) == dataclasses.asdict(generated)
+    assert repr(lite) == repr(generated).replace("Generated(", "Lite(")
+
+
+def test_each_instance_gets_its_own_default_from_a_factory() -> None:
+    first, second = Lite("a"), Lite("b")
+    first.tags.append("t")
+    assert second.tags == []
+
+
+@pytest.mark.parametrize(
+    ("args", "values"),
+    [
+        ((), {}),
+        (("a",), {"name": "b"}),
+        (("a",), {"colour": "red"}),
+        (("a", 1, [], "h", "extra"), {}),
+    ],
+)
+def test_what_the_generated_init_refuses_is_refused(
+    args: tuple[Any, ...], values: dict[str, Any]
+) -> None:
+    with pytest.raises(TypeError):
+        Generated(*args, **values)
+    with pytest.raises(TypeError):
+        Lite(*args, **values)
+
+
+def test_equality_compares_the_compared_fields_of_one_class_only() -> None:
+    assert Lite("a", 1) == Lite("a", 1)
+    assert Lite("a", 1, hidden="one") == Lite("a", 1, hidden="two")
+    assert Lite("a", 1) != Lite("a", 2)
+    assert Lite("a") != Generated("a")
+    assert Lite("a").__eq__("a") is NotImplemented
+
+
+def test_instances_are_unhashable_as_a_mutable_dataclass_is() -> None:
+    with pytest.raises(TypeError):
+        hash(Lite("a"))
+
+
+def test_fields_and_methods_the_class_defines_itself_are_kept() -> None:
+    @dataclass_lite
+    class Own:
+        """Defines its own repr and equality."""
+
+        value: int = 0
+
+        def __repr__(self) -> str:
+            return "own"
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = object.__hash__
+
+    assert [item.name for item in dataclasses.fields(Own)] == ["value"]
+    assert repr(Own(1)) == "own"
+    assert Own(1) == Own(2)
+    assert isinstance(hash(Own()), int)
+    assert dataclasses.is_dataclass(Own)
+
+
+def test_no_method_is_compiled_for_the_class() -> None:
+    # What makes it cheap: every class shares the one __init__, __repr__ and __eq__.
+    @dataclass_lite
+    class Other:
+        """Another record."""
+
+        value: int = 0
+
+    assert Other.__init__ is Lite.__init__
+    assert Other.__repr__ is Lite.__repr__
+    assert Other.__eq__ is Lite.__eq__
