@@ -46,6 +46,9 @@ _PREVIOUS_PROBE = 256
 
 @dataclass
 class AskStarted:
+    """The pack is built and the provider asked: what it was
+    sent, how its notes were found, and the turn's id."""
+
     pack: ContextPack
     retrieval: Retrieval
     turn_id: str
@@ -53,11 +56,16 @@ class AskStarted:
 
 @dataclass
 class AnswerDelta:
+    """The next piece of the streamed answer."""
+
     text: str
 
 
 @dataclass
 class AskFinished:
+    """The answer is complete and its turn recorded; `citations_removed`
+    counts citations to notes the model was not shown."""
+
     turn: Turn
     pack: ContextPack
     citations_removed: int
@@ -65,6 +73,8 @@ class AskFinished:
 
 @dataclass
 class AskFailed:
+    """The ask failed: the turn is recorded as an error, and `error_message` says why."""
+
     turn: Turn
     error_message: str
 
@@ -88,6 +98,9 @@ AskEvent = AskStarted | AnswerDelta | AskFinished | AskFailed | MemoryCompacted 
 
 @dataclass
 class PreparedAsk:
+    """What an ask would send, before the provider is
+    asked: the retrieval and the pack built from it."""
+
     retrieval: Retrieval
     pack: ContextPack
 

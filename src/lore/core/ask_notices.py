@@ -29,6 +29,8 @@ Level = Literal["info", "warning", "error"]
 
 @dataclass(frozen=True)
 class AskNotice:
+    """One line a face shows beside the answer, and how serious it is."""
+
     text: str
     level: Level
 

@@ -34,6 +34,8 @@ class ClearTranscript:
 
 @dataclass(frozen=True)
 class ApplyTheme:
+    """Use the theme called `name`."""
+
     name: str
 
 
@@ -46,11 +48,15 @@ class AskAgain:
 
 @dataclass(frozen=True)
 class ShowPane:
+    """Bring the pane called `pane` to the front."""
+
     pane: str
 
 
 @dataclass(frozen=True)
 class ShowNote:
+    """Open the note `ref` names."""
+
     ref: str
 
 
@@ -61,6 +67,8 @@ class Refresh:
 
 @dataclass(frozen=True)
 class ModelSwitched:
+    """Answers now come from `model` of `provider`, for the rest of the session."""
+
     provider: str
     model: str
 
@@ -72,6 +80,8 @@ CommandAction = (
 
 @dataclass
 class TableData:
+    """Rows to show as a table, under their column names."""
+
     columns: list[str]
     rows: list[list[str]]
     title: str = ""
@@ -82,6 +92,9 @@ class TableData:
 
 @dataclass
 class CommandResult:
+    """What a slash command gives back: Markdown or a table to show,
+    raw data, an action for the face, and whether it succeeded."""
+
     markdown: str | None = None
     table: TableData | None = None
     data: Any = None
@@ -91,6 +104,8 @@ class CommandResult:
 
 @dataclass
 class CommandContext:
+    """What a handler runs against: the session, and the registry that dispatched it."""
+
     session: LoreSession
     # Set by dispatch, so /help can list what the face actually offers.
     registry: CommandRegistry | None = None
@@ -101,6 +116,9 @@ Handler = Callable[[CommandContext, str], CommandResult]
 
 @dataclass(frozen=True)
 class SlashCommand:
+    """One slash command: its name and aliases, a line of
+    help, the hint for its arguments and its handler."""
+
     name: str
     help: str
     hint: str

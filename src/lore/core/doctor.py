@@ -23,6 +23,8 @@ STALE_TEMP_AGE_S = 60.0
 
 @dataclass
 class Finding:
+    """One problem `lore doctor` found: its kind, the file (and line) and what is wrong."""
+
     kind: str
     path: str
     message: str
@@ -34,6 +36,8 @@ class Finding:
 
 @dataclass
 class DoctorReport:
+    """What `lore doctor` found in a vault, how many notes it read, and what it mended."""
+
     findings: list[Finding] = field(default_factory=list)
     notes: int = 0
     fixed: list[str] = field(default_factory=list)

@@ -146,6 +146,9 @@ class OfferedPassage:
 
 @dataclass
 class _Scored:
+    """A passage being scored: how often it holds each of the question's stems
+    (its note's title counted in), its length in characters and its BM25 score."""
+
     note: int
     passage: Passage
     found: dict[str, float]
@@ -319,6 +322,9 @@ def idf(document_frequency: int, documents: int) -> float:
 
 @dataclass
 class _Block:
+    """One note's block of the evidence message: its citation number, header and
+    the passages placed in it so far, with the size of all but the passages."""
+
     note: int
     number: int
     header: str

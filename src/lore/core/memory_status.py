@@ -18,12 +18,17 @@ from lore.core.vault import Vault
 
 @dataclass
 class LevelStatus:
+    """How many entries one level of memory holds, and their tokens."""
+
     entries: int
     tokens: int
 
 
 @dataclass
 class MemoryStatus:
+    """How full the live history is against the compaction
+    threshold, and what memory holds level by level."""
+
     threshold_tokens: int
     live_turns: int = 0
     live_tokens: int = 0

@@ -28,6 +28,9 @@ _STATUSES = ("ok", "cancelled", "error")
 # every ask the import of pydantic to write one line; pydantic reads only unusual lines.
 @dataclass(slots=True, kw_only=True)
 class MetricRecord:
+    """One line of `metrics.jsonl`: what one ask cost in tokens and time, the
+    evidence it used, what the pack dropped, and the citations kept and removed."""
+
     v: int = METRICS_RECORD_VERSION
     turn_id: str
     time: str
@@ -210,6 +213,8 @@ def percentile(values: list[float], fraction: float) -> float | None:
 
 @dataclass
 class MetricsSummary:
+    """Totals and percentiles over a run of asks, overall and, in `by_model`, for each model."""
+
     asks: int = 0
     ok: int = 0
     cancelled: int = 0

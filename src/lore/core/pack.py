@@ -97,6 +97,9 @@ class MemoryItem(Protocol):
 
 @dataclass
 class PackItem:
+    """One thing a pack sends (the instructions, a memory entry, a turn,
+    a note, the question), its tokens and value, and why it is there."""
+
     kind: Literal["instructions", "memory", "turn", "note", "question"]
     ref: str
     label: str
@@ -130,6 +133,9 @@ class PackItem:
 
 @dataclass
 class DroppedItem:
+    """Something left out of a pack: the section it was offered
+    to, its tokens and value, and why it did not fit."""
+
     section: SectionName
     kind: str
     ref: str
@@ -152,6 +158,8 @@ class DroppedItem:
 
 @dataclass
 class PackSection:
+    """One section of a pack: its cap, the chat messages it sends and the items they hold."""
+
     name: SectionName
     cap: int | None
     messages: list[ChatMessage] = field(default_factory=list)
@@ -176,6 +184,9 @@ class PackSection:
 
 @dataclass
 class ContextPack:
+    """Exactly what one ask sends, section by section within its budget,
+    with what was left out and the note each citation number stands for."""
+
     question: str
     resolved_question: str
     followup: bool
@@ -247,6 +258,9 @@ def _memory_line(entry: MemoryItem) -> str:
 
 @dataclass
 class _Candidate:
+    """A memory entry or turn offered to its section, rendered
+    only once it is chosen, at the size the room left allows."""
+
     section: SectionName
     kind: Literal["memory", "turn"]
     ref: str

@@ -124,6 +124,8 @@ def split_sentences(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Passage:
+    """A paragraph of a note, or a run of sentences from a long one, numbered in note order."""
+
     position: int
     text: str
     # Where the passage lies in the text it was cut from: text[start:end] holds it.

@@ -92,6 +92,9 @@ class EvidenceCandidate:
 
 @dataclass
 class Retrieval:
+    """What retrieval made of a question: the question as resolved, the search and
+    its terms, the candidate notes best first, and what each word is worth."""
+
     question: str
     resolved_question: str
     followup: bool

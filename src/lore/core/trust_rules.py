@@ -48,6 +48,9 @@ def host_matches(host: str, suffix: str) -> bool:
 
 @dataclass
 class TrustRules:
+    """What sets a source's trust: host rules (the user's, then the
+    built-ins), the level for local files, and the level for anything else."""
+
     rules: list[TrustRule]
     local_files: TrustLevel = "semi-trusted"
     default: TrustLevel = "untrusted"
@@ -84,6 +87,8 @@ class TrustRules:
 
 @dataclass
 class TrustChange:
+    """A note whose trust the current rules change, from `old` to `new`, and why."""
+
     path: str
     title: str
     source: str

@@ -44,6 +44,9 @@ def new_conversation_id() -> str:
 
 @dataclass(slots=True, kw_only=True)
 class TurnUsage:
+    """The tokens a turn's prompt and reply took: Lore's
+    estimate, and the provider's count where it gave one."""
+
     # Lore's own estimate (lore.core.tokens), always present.
     estimated_prompt_tokens: int = 0
     estimated_completion_tokens: int = 0
@@ -84,6 +87,8 @@ class TurnUsage:
 
 @dataclass(slots=True, kw_only=True)
 class TurnTimings:
+    """How long a turn took in milliseconds: to retrieve, to the reply's first token, and in all."""
+
     retrieval_ms: float = 0.0
     first_token_ms: float | None = None
     total_ms: float = 0.0
@@ -111,6 +116,9 @@ class TurnTimings:
 
 @dataclass(slots=True, kw_only=True)
 class Turn:
+    """One ask as the history records it: the question, the answer and the
+    notes it cited, the provider and model, what it cost, and how it ended."""
+
     v: int = TURN_RECORD_VERSION
     id: str = field(default_factory=new_turn_id)
     time: str

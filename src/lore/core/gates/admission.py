@@ -34,6 +34,9 @@ __all__ = [
 
 @dataclass
 class GateContext:
+    """What the gates judge the claims of an ingest against: the settings, the
+    claims already filed, the reviewer and the titles of trusted notes."""
+
     settings: GateSettings
     index: SimilarityIndex = field(default_factory=SimilarityIndex)
     reviewer: Reviewer = field(default_factory=Reviewer)

@@ -831,6 +831,9 @@ HARMFUL = "asks for harmful content"
 
 @dataclass(frozen=True)
 class IntentFinding:
+    """One intent a rule found: its label, the words that
+    showed it (shortened), and where they are in the text."""
+
     label: str
     seen: str
     start: int

@@ -138,6 +138,8 @@ def estimate(a: Sequence[int], b: Sequence[int]) -> float:
 
 @dataclass
 class _Entry:
+    """The sketches of one filed claim, with the note it is in and that note's trust."""
+
     path: str
     trust: str
     # Kept only for trusted claims, the ones a held claim is shown beside.
@@ -148,6 +150,8 @@ class _Entry:
 
 @dataclass
 class Match:
+    """A filed claim near a new one, with how alike their words and their shingles are."""
+
     path: str
     trust: str
     text: str
@@ -248,6 +252,8 @@ class SimilarityIndex:
 
 @dataclass
 class SimilarityOutcome:
+    """What the similarity gate decided for a claim, why, and the filed claim it turned on."""
+
     decision: str  # "admit", "merge" or "hold"
     reasons: list[str]
     match: Match | None = None

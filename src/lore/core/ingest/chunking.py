@@ -40,12 +40,17 @@ def _sentences(text: str) -> list[str]:
 
 @dataclass
 class Section:
+    """A titled section of a source and its paragraphs."""
+
     title: str
     paragraphs: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Chunk:
+    """Paragraphs of one section (or part of one) small enough to
+    extract claims from at once; `number` is its place in the source."""
+
     section: str
     paragraphs: list[str]
     number: int

@@ -38,6 +38,9 @@ WRITTEN_KEPT_CHARS = 2_000_000
 
 @dataclass
 class NoteInfo:
+    """What filing needs to know of a note without its body: title, trust,
+    status, the source it came from, and whether it is safe to rewrite."""
+
     path: str
     title: str
     trust: str
@@ -178,6 +181,8 @@ def _written_chars(text: str, note: Note) -> int:
 
 @dataclass
 class NoteChange:
+    """One note a flush wrote, or would write: its text before (None: a new note) and after."""
+
     path: str
     before: str | None
     after: str
@@ -203,6 +208,8 @@ def _source_label(uri: str) -> str:
 
 @dataclass
 class Filer:
+    """Files admitted claims into notes in memory, and writes every changed note at `flush`."""
+
     vault: Vault
     catalog: Catalog
     pending: dict[str, Note] = field(default_factory=dict)

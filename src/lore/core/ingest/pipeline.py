@@ -48,6 +48,9 @@ Outcome = Literal["admitted", "merged", "held", "unchanged", "failed"]
 
 @dataclass
 class SourceOutcome:
+    """How ingesting one source went: its outcome, how many claims
+    were admitted, merged or held, the notes it touched, and why."""
+
     target: str
     outcome: Outcome
     uri: str = ""
@@ -83,6 +86,8 @@ class SourceOutcome:
 
 @dataclass
 class IngestReport:
+    """How each source of an ingest went, whether it was a dry run, and how long it took."""
+
     sources: list[SourceOutcome] = field(default_factory=list)
     dry_run: bool = False
     elapsed_s: float = 0.0

@@ -15,6 +15,8 @@ Role = Literal["system", "user", "assistant"]
 
 @dataclass(frozen=True)
 class ChatMessage:
+    """One message of a chat, and who it is from."""
+
     role: Role
     content: str
 
@@ -41,12 +43,17 @@ class Chunk:
 
 @dataclass
 class Reply:
+    """A whole reply and its token counts, gathered from a stream."""
+
     text: str
     usage: Usage = field(default_factory=Usage)
 
 
 @dataclass
 class GenerationOptions:
+    """How a provider should answer: the temperature, the
+    longest reply, and the context window to ask for."""
+
     temperature: float = 0.2
     max_tokens: int | None = None
     # The context window the server must allow, so it never truncates the prompt silently.

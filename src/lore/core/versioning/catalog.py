@@ -62,6 +62,9 @@ CREATE INDEX IF NOT EXISTS changes_by_path ON changes (path, seq);
 
 @dataclass(frozen=True)
 class CommitInfo:
+    """One commit as the catalog keeps it: its sequence number,
+    sha, time and author, and the Lore operation it records."""
+
     seq: int
     sha: str
     time: int
@@ -75,6 +78,8 @@ class CommitInfo:
 
 @dataclass(frozen=True)
 class FileChange:
+    """One file a commit changed, and how."""
+
     commit: CommitInfo
     # "A" added, "M" modified, "D" deleted, "R" renamed from old_path, "T" type changed.
     status: str

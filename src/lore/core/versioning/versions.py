@@ -74,6 +74,8 @@ class NoteVersion(LoggedOperation):
 
 @dataclass(frozen=True)
 class NoteAtVersion:
+    """A note's file as it was at one version, as bytes, readable as text or as a note."""
+
     version: NoteVersion
     data: bytes
 
@@ -88,6 +90,9 @@ class NoteAtVersion:
 
 @dataclass(frozen=True)
 class RestoreResult:
+    """What restoring a note to a version did: the note now,
+    where the replaced text was kept, and the commit."""
+
     note: Note
     version: NoteVersion
     # Where the replaced text was kept (None when the note had been removed).

@@ -140,6 +140,9 @@ def fit_columns(
 
 @dataclass
 class MetricsView:
+    """What the Metrics pane shows: the summary over the last
+    `window` asks (None: all) and the recent records."""
+
     window: int | None
     summary: MetricsSummary
     recent: list[MetricRecord]

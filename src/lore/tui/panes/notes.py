@@ -56,6 +56,8 @@ def wiki_links_as_markdown(body: str) -> str:
 
 @dataclass
 class NoteView:
+    """A note as the Notes pane shows it, with the notes that link to it."""
+
     note: Note
     backlinks: list[tuple[str, str]] = field(default_factory=list)  # (path, title)
 

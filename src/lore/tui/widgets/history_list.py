@@ -41,6 +41,8 @@ _STATUS_MARK = {"ok": "·", "cancelled": "⊘", "error": "✗"}
 
 @dataclass(frozen=True)
 class _RowStyles:
+    """The styles rows are drawn with, read from the CSS once and again only when styles change."""
+
     base: Style
     cursor: Style
     muted: Style

@@ -25,12 +25,16 @@ EntryKind = Literal["folder", "tag", "note", "root"]
 
 @dataclass(frozen=True)
 class TreeEntry:
+    """What a tree node stands for: the root, a folder, a tag or a note."""
+
     kind: EntryKind
     key: str  # folder path under notes/, tag name, or note path
 
 
 @dataclass
 class NoteListing:
+    """A note as the tree lists it: path, title, trust and status."""
+
     path: str
     title: str
     trust: str = ""
