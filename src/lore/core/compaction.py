@@ -50,6 +50,9 @@ _FACT_SCAN_CHARS = 4000
 
 @dataclass
 class CompactionReport:
+    """What a compaction did, or in a dry run would do: the live history and memory before and
+    after, the entries written, and why."""
+
     dry_run: bool
     compacted: bool
     reason: str
