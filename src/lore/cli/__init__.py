@@ -23,6 +23,7 @@ from lore.cli import (
     ingest_cmd,
     mcp_cmd,
     notes_cmd,
+    process_exit,
     versions_cmd,
 )
 from lore.cli.common import Context
@@ -134,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; without `argv`, as the `lore` program, whose process then ends."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     # Only the program's own process may leave its objects to the exit (see collector).
-    paused = argv is None and collector.pause()
+    own_process = argv is None
+    paused = own_process and collector.pause()
     brief = False
     try:
         args = build_parser(arguments).parse_args(arguments)
@@ -144,11 +146,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.collector_paused = paused and getattr(args, "func", None) is None
         if paused and not brief and not args.collector_paused:
             collector.resume()
-        return _run(args)
+        code = _run(args)
     finally:
         if paused:
             # Whatever the command, the process ends next (see collector).
             collector.leave_for_exit()
+    if own_process:
+        process_exit.end_process(code)
+    return code
 
 
 def _run(args: argparse.Namespace) -> int:
