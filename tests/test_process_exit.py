@@ -90,3 +90,15 @@ def test_a_reader_gone_before_the_output_is_a_failure_without_a_traceback(vault:
         os.close(write_end)
     assert found.returncode == 1
     assert "Traceback" not in found.stderr and "Exception ignored" not in found.stderr
+
+
+def test_under_a_profiler_the_profile_is_still_printed(vault: Path) -> None:
+    profiled = subprocess.run(
+        [sys.executable, "-m", "cProfile", "-m", "lore", "--vault", str(vault), "search", "ocean"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert profiled.returncode == 0, profiled.stderr
+    assert "Europa" in profiled.stdout
+    assert "function calls" in profiled.stdout

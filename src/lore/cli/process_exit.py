@@ -10,9 +10,10 @@ logging, temporary folders and multiprocessing clean up, then flushing standard 
 error), and ends with `os._exit`. Lore's own files are all written, synced and closed by
 the command before it returns (lore.core.storage), so none waits for the shutdown.
 
-With another thread running, which the shutdown would wait for, or an interpreter without
-`atexit._run_exitfuncs` (CPython's, the function its shutdown calls), the process exits the
-ordinary way.
+With another thread running, which the shutdown would wait for, under a profiler, a tracer
+(a debugger, coverage) or `python -i`, each of which has work left after the program, or on
+an interpreter without `atexit._run_exitfuncs` (CPython's, the function its shutdown calls),
+the process exits the ordinary way.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def end_process(code: int) -> None:
     """End this process with `code`, or return where the ordinary exit must do it."""
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
+        return
+    if sys.getprofile() is not None or sys.gettrace() is not None or sys.flags.inspect:
         return
     run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
     if run_exit_handlers is None:
