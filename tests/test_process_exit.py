@@ -39,12 +39,15 @@ def run_program(
         sys.exit(code)
         """
     )
+    # Buffered, as a person's `lore` writes into a pipe: what is left in a buffer must go out.
+    environ = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     return subprocess.run(
         [sys.executable, "-c", code],
         stdout=stdout,
         stderr=subprocess.PIPE,
         text=True,
         timeout=120,
+        env=environ,
     )
 
 
@@ -61,6 +64,17 @@ def test_the_process_ends_after_the_exit_handlers_and_keeps_the_status(vault: Pa
     assert missing.returncode == 1
     assert "no note titled" in missing.stderr
     assert "exit handler ran" in missing.stdout
+
+
+def test_what_was_written_to_a_replaced_stream_still_goes_out(vault: Path) -> None:
+    prelude = """
+        import atexit, io, sys
+        atexit.register(lambda: sys.__stdout__.write("written by a handler"))
+        sys.stdout = io.StringIO()
+    """
+    found = run_program(prelude, ["--vault", str(vault), "search", "ocean"])
+    assert found.returncode == 0
+    assert found.stdout == "written by a handler"
 
 
 def test_all_of_a_long_output_is_written(vault: Path) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+from typing import Any
 
 # A status for output that could not be written: what `lore` returns for a closed pipe.
 UNWRITTEN = 1
@@ -37,11 +38,16 @@ def end_process(code: int) -> None:
     if run_exit_handlers is None:
         return
     run_exit_handlers()
-    for stream in (sys.stdout, sys.stderr):
+    # The streams in use, and the process's own, should something have replaced them.
+    for stream in {id(stream): stream for stream in _standard_streams()}.values():
         try:
-            if stream is not None:
-                stream.flush()
+            stream.flush()
         except (OSError, ValueError):
             # A reader that went away (`lore search x | head -1`), or a closed stream.
             code = code or UNWRITTEN
     os._exit(code)
+
+
+def _standard_streams() -> list[Any]:
+    found = [sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__]
+    return [stream for stream in found if stream is not None]
