@@ -49,7 +49,9 @@ def run_program(argv: list[str]) -> dict[str, object]:
         text=True,
         timeout=120,
     )
-    report: dict[str, object] = json.loads(result.stdout.strip().splitlines()[-1])
+    lines = result.stdout.strip().splitlines()
+    assert lines, result.stderr
+    report: dict[str, object] = json.loads(lines[-1])
     report["code"] = result.returncode
     return report
 
