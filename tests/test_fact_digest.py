@@ -204,3 +204,66 @@ def test_summary_lines_are_weighed_as_their_words_would_be() -> None:
         tokens = list(map(_token, text.split()))
         density = 2 * sum(map(_DIGIT, tokens)) + sum(map(_CAPITAL, tokens[1:]))
         assert _line(text) == (density, text_counts(text)), text
+
+
+def test_tokens_are_read_as_their_words_say_whatever_their_punctuation() -> None:
+    # Words in punctuation are read from their bare word, and ASCII of several words keeps
+    # its text for a stem: each field must be what reading the token's own words gives.
+    import random
+    import re
+
+    from lore.core.fact_digest import _KEPT, _read_token, forget_words
+    from lore.core.passages import STOPWORDS, words
+    from lore.core.search.query import stem_word
+
+    pieces = [
+        "Mars", "the", "not", "os", "path", "2", "x1", "É", "café", "_", "ſo", "İ",
+        ".", ",", "(", ")", "'", '"', "-", "=", "?", "—", "«", "\x7f", "\x1c",
+    ]  # fmt: skip
+    rng = random.Random(3)
+    forget_words()
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 5)))
+        bare = re.sub(r"^\W+|\W+$", "", text)
+        lowered = bare.lower()
+        found = words(text)
+        content = [word for word in found if word not in STOPWORDS]
+        digit = not text.isalpha() and any(map(str.isdigit, text))
+        token = _read_token(text)
+        assert token.text == text and token.characters == len(text)
+        assert token.outside == len(text) - len(text.encode("ascii", "ignore"))
+        assert token.telling == (lowered not in STOPWORDS or lowered in _KEPT), text
+        assert (token.digit, token.capital) == (digit, text[:1].isupper()), text
+        assert set(token.stems) == set(map(stem_word, found)), text
+        assert set(token.content_stems) == set(map(stem_word, content)), text
+        assert token.bare_capital == bare[:1].isupper(), text
+        assert token.weight == 2 * digit + text[:1].isupper()
+        assert token.rank == (0 if digit else 2 if bare[:1].isupper() else 3)
+        if text.isascii() and lowered and found != [lowered]:
+            # No word's stem, as a question's words are: it keeps what joins its words.
+            assert token.bare_stem == lowered
+            assert re.search(r"\W", token.bare_stem)
+        else:
+            assert token.bare_stem == stem_word(lowered), text
+    forget_words()
+
+
+def test_a_sentence_measures_and_weighs_its_telling_words_as_written() -> None:
+    import random
+
+    from lore.core.fact_digest import _read_sentence
+    from lore.core.tokens import text_counts
+
+    pieces = ["Mars", "the", "2", "7.6", "(Phobos,", "東京", "not", "café", "x" * 40, "of"]
+    rng = random.Random(9)
+    for _ in range(1000):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 30)))
+        sentence = _read_sentence(text)
+        if sentence is None:
+            assert all(word in ("the", "of") for word in text.split())
+            continue
+        written = sentence.text
+        assert (sentence.characters, sentence.words, sentence.outside) == text_counts(written)
+        tokens = sentence.tokens
+        weight = sum(2 * token.digit + token.capital for token in tokens[1:])
+        assert sentence.weight == weight + 2 * tokens[0].digit

@@ -29,6 +29,8 @@ from lore.core.tokens import estimate_tokens, text_counts
 _LEAD = re.compile(r"^\s*From the notes:\s*", re.IGNORECASE)
 _UNVERIFIED = " (from an unverified source)"
 _EDGE_PUNCTUATION = re.compile(r"^\W+|\W+$")
+# The ASCII characters that are not word characters: those `_EDGE_PUNCTUATION` strips.
+_ASCII_EDGES = "".join(chr(code) for code in range(128) if not re.match(r"\w", chr(code)))
 # Small words that change what a fact says, kept when the rest are left out.
 _KEPT_TEXT = "no not nor never without than more less most least only all none"
 _KEPT = frozenset(_KEPT_TEXT.split())
@@ -119,7 +121,8 @@ class _Token(NamedTuple):
     digit: bool
     capital: bool
     # The stems of its words, of those that are not stopwords, and the stem and capital of
-    # the token without its edges.
+    # the token without its edges (where that is several words of ASCII, its lowercase
+    # text: what a question's word can match is the same, as neither is a word's stem).
     stems: tuple[str, ...]
     content_stems: tuple[str, ...]
     bare_stem: str
@@ -129,6 +132,9 @@ class _Token(NamedTuple):
     # What it adds to the weight of a sentence it is not the first word of: two for a
     # number, one for a name.
     weight: int
+    # Its characters, characters outside ASCII and weight in one number (see `_FIELD_BITS`),
+    # so that a sentence sums the three in one pass over its tokens.
+    packed: int
 
 
 _TEXT, _CHARACTERS, _OUTSIDE, _TELLING, _DIGIT, _CAPITAL, _STEMS, _CONTENT_STEMS = map(
@@ -137,6 +143,16 @@ _TEXT, _CHARACTERS, _OUTSIDE, _TELLING, _DIGIT, _CAPITAL, _STEMS, _CONTENT_STEMS
 _BARE_STEM = itemgetter(8)
 _RANK = itemgetter(10)
 _WEIGHT = itemgetter(11)
+_PACKED = itemgetter(12)
+
+# A token's characters, characters outside ASCII and weight, each in a field of this many
+# bits of one number. In a text shorter than a field holds, no sum of them over its tokens
+# carries from one field into the next: characters and characters outside ASCII are at most
+# the text's length, and weight at most three for every two characters.
+_FIELD_BITS = 21
+_FIELD = (1 << _FIELD_BITS) - 1
+_PACKED_TEXT = 1 << (_FIELD_BITS - 1)
+_CHARACTERS_SHIFT = 2 * _FIELD_BITS
 
 # The order in which `_densest_words` keeps a sentence's words; a word of the question is
 # ranked _QUESTION_RANK[True] unless it is a number.
@@ -158,7 +174,8 @@ def _read_token(text: str) -> _Token:
             lowered = text.lower()
             stem = _stem(lowered)
             telling = lowered not in STOPWORDS or lowered in _KEPT
-            digit = _has_digit(text)
+            # Letters and digits only: a digit wherever it is not all letters.
+            digit = not text.isalpha()
             capital = text[0].isupper()
             stems: tuple[str, ...] = (stem,)
             return _new_token(
@@ -176,14 +193,45 @@ def _read_token(text: str) -> _Token:
                     capital,
                     _NUMBER_RANK if digit else _NAME_RANK if capital else _OTHER_RANK,
                     2 * digit + capital,
+                    (characters << _CHARACTERS_SHIFT) | (2 * digit + capital),
+                ),
+            )
+        # What `_EDGE_PUNCTUATION` strips from the edges of ASCII.
+        bare = text.strip(_ASCII_EDGES)
+        if bare and bare.isalnum():
+            # One word in punctuation ("(word", "word,"): all but its text, its size and
+            # its capital are the bare word's, read once for every punctuation around it.
+            word = _token(bare)
+            capital = text[0].isupper()
+            weight = 2 * word.digit + capital
+            return _new_token(
+                _Token,
+                (
+                    text,
+                    characters,
+                    0,
+                    word.telling,
+                    word.digit,
+                    capital,
+                    word.stems,
+                    word.content_stems,
+                    word.bare_stem,
+                    word.capital,
+                    word.rank,
+                    weight,
+                    (characters << _CHARACTERS_SHIFT) | weight,
                 ),
             )
     else:
         outside = characters - len(text.encode("ascii", "ignore"))
-    # A token of word characters only has no edge punctuation to strip.
-    bare = text if text.isalnum() else _EDGE_PUNCTUATION.sub("", text)
+        # A token of word characters only has no edge punctuation to strip.
+        bare = text if text.isalnum() else _EDGE_PUNCTUATION.sub("", text)
     lowered = bare.lower()
     found = words(text)
+    # Several words of ASCII ("os.path"): no word of a question stems to these characters,
+    # nor to their stem, which keeps the characters between the words.
+    several = text.isascii() and lowered and found != [lowered]
+    bare_stem = lowered if several else _stem(lowered)
     # Each once, in a tuple: the garbage collector soon stops looking at a tuple of strings,
     # where a set stays in its view.
     stems = tuple(set(map(_stem, found)))
@@ -202,10 +250,11 @@ def _read_token(text: str) -> _Token:
             capital,
             stems,
             stems if len(content) == len(found) else tuple(set(map(_stem, content))),
-            _stem(lowered),
+            bare_stem,
             bare_capital,
             _NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
             2 * digit + capital,
+            (characters << _CHARACTERS_SHIFT) | (outside << _FIELD_BITS) | (2 * digit + capital),
         ),
     )
 
@@ -297,14 +346,23 @@ def _read_sentence(text: str) -> _Sentence | None:
     tokens = tuple(filter(None, map(_telling, text.split())))
     if not tokens:
         return None
+    if len(text) < _PACKED_TEXT:
+        packed = sum(map(_PACKED, tokens))
+        characters = packed >> _CHARACTERS_SHIFT
+        outside = (packed >> _FIELD_BITS) & _FIELD
+        weight = packed & _FIELD
+    else:
+        characters = sum(map(_CHARACTERS, tokens))
+        outside = sum(map(_OUTSIDE, tokens))
+        weight = sum(map(_WEIGHT, tokens))
     return _new_sentence(
         _Sentence,
         (
             tokens,
-            sum(map(_CHARACTERS, tokens)) + len(tokens) - 1,
+            characters + len(tokens) - 1,
             len(tokens),
-            0 if text.isascii() else sum(map(_OUTSIDE, tokens)),
-            sum(map(_WEIGHT, tokens)) - tokens[0].capital,
+            outside,
+            weight - tokens[0].capital,
             tuple(chain.from_iterable(map(_STEMS, tokens))),
         ),
     )
