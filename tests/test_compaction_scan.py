@@ -215,20 +215,84 @@ def test_short_histories_and_threaded_processes_are_read_in_one(
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="cores are counted on Linux")
 @pytest.mark.parametrize(
-    ("cores", "threads", "runnable", "forks"),
-    [(2, 1, 1, True), (2, 1, 2, False), (1, 1, 1, False), (2, 2, 1, False), (8, 1, 5, True)],
+    ("cores", "threads", "free", "forks"),
+    [(2, 1, 2, True), (2, 1, 1, False), (1, 1, 1, False), (2, 2, 2, False), (8, 1, 3, True)],
 )
 def test_a_second_process_is_started_only_onto_a_free_core_from_one_thread(
-    monkeypatch: pytest.MonkeyPatch, cores: int, threads: int, runnable: int, forks: bool
+    monkeypatch: pytest.MonkeyPatch, cores: int, threads: int, free: int, forks: bool
 ) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
     monkeypatch.setattr(threading, "active_count", lambda: threads)
+    monkeypatch.setattr(compaction_scan, "_free_cores", lambda cores: free)
+    # Idle time decides: a task always ready to run that takes no time does not count.
+    monkeypatch.setattr(compaction_scan, "_runnable", lambda: cores)
+    assert compaction_scan._can_fork() is forks
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="cores are counted on Linux")
+@pytest.mark.parametrize(
+    ("cores", "runnable", "forks"), [(2, 1, True), (2, 2, False), (8, 5, True)]
+)
+def test_without_idle_times_the_tasks_ready_to_run_decide(
+    monkeypatch: pytest.MonkeyPatch, cores: int, runnable: int, forks: bool
+) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(compaction_scan, "_free_cores", lambda cores: None)
     monkeypatch.setattr(compaction_scan, "_runnable", lambda: runnable)
     assert compaction_scan._can_fork() is forks
 
 
 def test_the_tasks_ready_to_run_include_this_one() -> None:
     assert compaction_scan._runnable(looks=2) >= 1
+
+
+PROC_STAT = """cpu  {all}
+cpu0 {zero} 0 0 0
+cpu1 {one} 0 0 0
+intr 1 2 3
+"""
+
+
+def stat_with(zero: tuple[int, int, int, int], one: tuple[int, int, int, int]) -> str:
+    """/proc/stat with each core's user, nice, system and idle ticks (the rest zero)."""
+    return PROC_STAT.format(
+        all=" ".join(str(a + b) for a, b in zip(zero, one, strict=True)),
+        zero=" ".join(map(str, zero)),
+        one=" ".join(map(str, one)),
+    )
+
+
+def test_a_core_is_free_when_it_idled_at_least_half_the_wait(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    readings = iter(
+        [
+            stat_with((100, 0, 10, 500), (100, 0, 10, 500)),
+            # Core 0 busy the whole wait, core 1 idle for 2 of its 3 ticks.
+            stat_with((103, 0, 10, 500), (101, 0, 10, 502)),
+        ]
+    )
+    monkeypatch.setattr(compaction_scan, "_read_proc_stat", lambda: next(readings))
+    assert compaction_scan._free_cores({0, 1}, window_s=0) == 1
+
+
+def test_a_core_the_kernel_does_not_list_leaves_the_count_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        compaction_scan, "_read_proc_stat", lambda: PROC_STAT.format(all="1", zero="1", one="1")
+    )
+    assert compaction_scan._free_cores({0, 5}, window_s=0) is None
+    monkeypatch.setattr(compaction_scan, "_read_proc_stat", lambda: "no cores here\n")
+    assert compaction_scan._free_cores({0}, window_s=0) is None
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="idle times are read on Linux")
+def test_the_free_cores_of_this_machine_are_counted() -> None:
+    cores = os.sched_getaffinity(0)
+    free = compaction_scan._free_cores(cores)
+    assert free is not None and 0 <= free <= len(cores)
 
 
 @pytest.fixture

@@ -173,11 +173,65 @@ def _can_fork() -> bool:
     would wait on forever. And only onto a core no other work holds: when other work keeps
     the cores busy, the scheduler gives this user's processes no more time for being two,
     and the second only adds its start and its answer to the time taken.
+
+    Which cores are free is read from the time each spent idle (`_free_cores`), and only
+    where that cannot be read from the tasks ready to run (`_runnable`): a virtual machine's
+    kernel may keep a thread always ready that never takes a tick, and by that count alone
+    its two idle cores looked busy.
     """
     if not hasattr(os, "fork") or not hasattr(os, "sched_getaffinity"):
         return False
-    cores = len(os.sched_getaffinity(0))
-    return cores >= 2 and threading.active_count() == 1 and _runnable() < cores
+    cores = os.sched_getaffinity(0)
+    if len(cores) < 2 or threading.active_count() != 1:
+        return False
+    free = _free_cores(cores)
+    if free is not None:
+        # This process sleeps while it looks, so its own core is among the free ones.
+        return free >= 2
+    return _runnable() < len(cores)
+
+
+# Long enough for a few of the kernel's 10 ms ticks on each core.
+_IDLE_WINDOW_S = 0.03
+
+
+def _free_cores(cores: set[int], window_s: float = _IDLE_WINDOW_S) -> int | None:
+    """How many of `cores` were idle at least half of a short wait (/proc/stat); None
+    where the kernel does not say."""
+    try:
+        before = _idle_ticks(_read_proc_stat())
+        time.sleep(window_s)
+        after = _idle_ticks(_read_proc_stat())
+    except (OSError, ValueError, IndexError):
+        return None
+    free = 0
+    for core in cores:
+        if core not in before or core not in after:
+            return None
+        idle = after[core][0] - before[core][0]
+        total = after[core][1] - before[core][1]
+        if total > 0 and 2 * idle >= total:
+            free += 1
+    return free
+
+
+def _read_proc_stat() -> str:
+    with open("/proc/stat", encoding="ascii") as handle:
+        return handle.read()
+
+
+def _idle_ticks(stat: str) -> dict[int, tuple[int, int]]:
+    """Each core's ticks idle (or waiting on the disk) and in all, from /proc/stat."""
+    ticks: dict[int, tuple[int, int]] = {}
+    for line in stat.splitlines():
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or name == "cpu":
+            continue
+        # user nice system idle iowait irq softirq steal (older kernels stop sooner); guest
+        # time is inside user's.
+        values = [int(value) for value in rest.split()[:8]]
+        ticks[int(name[3:])] = (values[3] + sum(values[4:5]), sum(values))
+    return ticks
 
 
 def _runnable(looks: int = 3) -> int:
