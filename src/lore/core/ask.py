@@ -46,8 +46,8 @@ _PREVIOUS_PROBE = 256
 
 @dataclass
 class AskStarted:
-    """The pack is built and the provider asked: what it was
-    sent, how its notes were found, and the turn's id."""
+    """The pack is built and the provider asked: what it was sent, how its notes were found, and
+    the turn's id."""
 
     pack: ContextPack
     retrieval: Retrieval
@@ -63,8 +63,8 @@ class AnswerDelta:
 
 @dataclass
 class AskFinished:
-    """The answer is complete and its turn recorded; `citations_removed`
-    counts citations to notes the model was not shown."""
+    """The answer is complete and its turn recorded; `citations_removed` counts citations to
+    notes the model was not shown."""
 
     turn: Turn
     pack: ContextPack
@@ -98,8 +98,8 @@ AskEvent = AskStarted | AnswerDelta | AskFinished | AskFailed | MemoryCompacted 
 
 @dataclass
 class PreparedAsk:
-    """What an ask would send, before the provider is
-    asked: the retrieval and the pack built from it."""
+    """What an ask would send, before the provider is asked: the retrieval and the pack built
+    from it."""
 
     retrieval: Retrieval
     pack: ContextPack

@@ -21,8 +21,8 @@ COMMIT_GATE = "version"
 
 @dataclass
 class AuditEntry:
-    """One line of `audit.jsonl`: a decision about a claim from a source (the gate, its
-    verdict and reasons), who made it and when, and the operation and commit it belongs to."""
+    """One line of `audit.jsonl`: a decision about a claim from a source (the gate, its verdict
+    and reasons), who made it and when, and the operation and commit it belongs to."""
 
     claim_id: str
     source: str

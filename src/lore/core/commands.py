@@ -92,8 +92,8 @@ class TableData:
 
 @dataclass
 class CommandResult:
-    """What a slash command gives back: Markdown or a table to show,
-    raw data, an action for the face, and whether it succeeded."""
+    """What a slash command gives back: Markdown or a table to show, raw data, an action for the
+    face, and whether it succeeded."""
 
     markdown: str | None = None
     table: TableData | None = None
@@ -116,8 +116,8 @@ Handler = Callable[[CommandContext, str], CommandResult]
 
 @dataclass(frozen=True)
 class SlashCommand:
-    """One slash command: its name and aliases, a line of
-    help, the hint for its arguments and its handler."""
+    """One slash command: its name and aliases, a line of help, the hint for its arguments and
+    its handler."""
 
     name: str
     help: str

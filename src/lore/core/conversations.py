@@ -47,8 +47,8 @@ def terminal_key() -> str:
 
 @dataclass
 class Continuation:
-    """The conversation a terminal's next ask belongs to,
-    whether it carries one on, and the terminal's key."""
+    """The conversation a terminal's next ask belongs to, whether it carries one on, and the
+    terminal's key."""
 
     conversation: str
     continued: bool  # False: a new conversation starts with this ask

@@ -97,8 +97,8 @@ def block_footer(nonce: str) -> str:
 @dataclass(frozen=True)
 class TextSize:
     """What `estimate_tokens` counts in a text. Sizes add up when texts are joined by a
-    separator that starts and ends with whitespace, and neither text has whitespace at its
-    ends: the joined text's estimate is then the estimate of the sum."""
+    separator that starts and ends with whitespace, and neither text has whitespace at its ends:
+    the joined text's estimate is then the estimate of the sum."""
 
     chars: int = 0
     words: int = 0
@@ -146,8 +146,8 @@ class OfferedPassage:
 
 @dataclass
 class _Scored:
-    """A passage being scored: how often it holds each of the question's stems
-    (its note's title counted in), its length in characters and its BM25 score."""
+    """A passage being scored: how often it holds each of the question's stems (its note's title
+    counted in), its length in characters and its BM25 score."""
 
     note: int
     passage: Passage
@@ -240,8 +240,8 @@ class _Matcher:
 
 @dataclass
 class Offer:
-    """The passages of the candidates, to be taken best first (`passages` is lazy: a pack
-    stops taking once its section is full), with what each note holds."""
+    """The passages of the candidates, to be taken best first (`passages` is lazy: a pack stops
+    taking once its section is full), with what each note holds."""
 
     passages: Iterator[OfferedPassage]
     passage_counts: list[int]  # how many passages each candidate has
@@ -322,8 +322,8 @@ def idf(document_frequency: int, documents: int) -> float:
 
 @dataclass
 class _Block:
-    """One note's block of the evidence message: its citation number, header and
-    the passages placed in it so far, with the size of all but the passages."""
+    """One note's block of the evidence message: its citation number, header and the passages
+    placed in it so far, with the size of all but the passages."""
 
     note: int
     number: int

@@ -45,8 +45,8 @@ _parsed_guard = threading.Lock()
 
 @dataclass(slots=True, kw_only=True)
 class MemoryEntry:
-    """One summary in the memory archive: its level, text and token
-    estimate, and the turns or entries below it that it covers."""
+    """One summary in the memory archive: its level, text and token estimate, and the turns or
+    entries below it that it covers."""
 
     id: str
     level: int
@@ -102,8 +102,8 @@ class MemoryEntry:
 
 @dataclass(slots=True, kw_only=True)
 class MemoryState:
-    """The memory archive as `memory.json` holds it: the
-    watermark that ends the compacted past, and every entry."""
+    """The memory archive as `memory.json` holds it: the watermark that ends the compacted past,
+    and every entry."""
 
     v: int = MEMORY_RECORD_VERSION
     # The id of the last compacted turn, and the byte offset just after its line.

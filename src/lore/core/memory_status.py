@@ -26,8 +26,8 @@ class LevelStatus:
 
 @dataclass
 class MemoryStatus:
-    """How full the live history is against the compaction
-    threshold, and what memory holds level by level."""
+    """How full the live history is against the compaction threshold, and what memory holds
+    level by level."""
 
     threshold_tokens: int
     live_turns: int = 0

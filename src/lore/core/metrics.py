@@ -28,8 +28,8 @@ _STATUSES = ("ok", "cancelled", "error")
 # every ask the import of pydantic to write one line; pydantic reads only unusual lines.
 @dataclass(slots=True, kw_only=True)
 class MetricRecord:
-    """One line of `metrics.jsonl`: what one ask cost in tokens and time, the
-    evidence it used, what the pack dropped, and the citations kept and removed."""
+    """One line of `metrics.jsonl`: what one ask cost in tokens and time, the evidence it used,
+    what the pack dropped, and the citations kept and removed."""
 
     v: int = METRICS_RECORD_VERSION
     turn_id: str

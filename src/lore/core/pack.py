@@ -97,8 +97,8 @@ class MemoryItem(Protocol):
 
 @dataclass
 class PackItem:
-    """One thing a pack sends (the instructions, a memory entry, a turn,
-    a note, the question), its tokens and value, and why it is there."""
+    """One thing a pack sends (the instructions, a memory entry, a turn, a note, the question),
+    its tokens and value, and why it is there."""
 
     kind: Literal["instructions", "memory", "turn", "note", "question"]
     ref: str
@@ -133,8 +133,8 @@ class PackItem:
 
 @dataclass
 class DroppedItem:
-    """Something left out of a pack: the section it was offered
-    to, its tokens and value, and why it did not fit."""
+    """Something left out of a pack: the section it was offered to, its tokens and value, and
+    why it did not fit."""
 
     section: SectionName
     kind: str
@@ -184,8 +184,8 @@ class PackSection:
 
 @dataclass
 class ContextPack:
-    """Exactly what one ask sends, section by section within its budget,
-    with what was left out and the note each citation number stands for."""
+    """Exactly what one ask sends, section by section within its budget, with what was left out
+    and the note each citation number stands for."""
 
     question: str
     resolved_question: str
@@ -258,8 +258,8 @@ def _memory_line(entry: MemoryItem) -> str:
 
 @dataclass
 class _Candidate:
-    """A memory entry or turn offered to its section, rendered
-    only once it is chosen, at the size the room left allows."""
+    """A memory entry or turn offered to its section, rendered only once it is chosen, at the
+    size the room left allows."""
 
     section: SectionName
     kind: Literal["memory", "turn"]

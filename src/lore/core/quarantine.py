@@ -36,8 +36,8 @@ def make_visible(text: str) -> str:
 
 @dataclass
 class HeldClaim:
-    """A claim in the quarantine as its file holds it: its text and source, the gate that
-    held it and why, the note it may duplicate or contradict, and whether it was rejected."""
+    """A claim in the quarantine as its file holds it: its text and source, the gate that held
+    it and why, the note it may duplicate or contradict, and whether it was rejected."""
 
     id: str
     text: str

@@ -92,8 +92,8 @@ class EvidenceCandidate:
 
 @dataclass
 class Retrieval:
-    """What retrieval made of a question: the question as resolved, the search and
-    its terms, the candidate notes best first, and what each word is worth."""
+    """What retrieval made of a question: the question as resolved, the search and its terms,
+    the candidate notes best first, and what each word is worth."""
 
     question: str
     resolved_question: str

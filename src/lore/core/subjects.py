@@ -39,8 +39,8 @@ _MAX_TITLE_WORDS = 6
 
 @dataclass(frozen=True)
 class _Token:
-    """A word of a text, where it lies, and whether it
-    opens a sentence (a capital there proves nothing)."""
+    """A word of a text, where it lies, and whether it opens a sentence (a capital there proves
+    nothing)."""
 
     index: int
     start: int
@@ -69,8 +69,8 @@ class SubjectSwap:
 
 @dataclass(frozen=True)
 class _Span:
-    """A run of text that may be a subject: a note's title (with
-    that note's tags) or words written as a name (`tags` None)."""
+    """A run of text that may be a subject: a note's title (with that note's tags) or words
+    written as a name (`tags` None)."""
 
     start: int
     end: int

@@ -44,8 +44,8 @@ _VARIABLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
 @dataclass(frozen=True)
 class ThemeSpec:
-    """A checked theme file: its base colours, whether it is
-    dark, Lore's own variables, and the file it was read from."""
+    """A checked theme file: its base colours, whether it is dark, Lore's own variables, and the
+    file it was read from."""
 
     name: str
     colours: dict[str, str]

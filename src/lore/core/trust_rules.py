@@ -48,8 +48,8 @@ def host_matches(host: str, suffix: str) -> bool:
 
 @dataclass
 class TrustRules:
-    """What sets a source's trust: host rules (the user's, then the
-    built-ins), the level for local files, and the level for anything else."""
+    """What sets a source's trust: host rules (the user's, then the built-ins), the level for
+    local files, and the level for anything else."""
 
     rules: list[TrustRule]
     local_files: TrustLevel = "semi-trusted"

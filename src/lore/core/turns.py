@@ -44,8 +44,8 @@ def new_conversation_id() -> str:
 
 @dataclass(slots=True, kw_only=True)
 class TurnUsage:
-    """The tokens a turn's prompt and reply took: Lore's
-    estimate, and the provider's count where it gave one."""
+    """The tokens a turn's prompt and reply took: Lore's estimate, and the provider's count
+    where it gave one."""
 
     # Lore's own estimate (lore.core.tokens), always present.
     estimated_prompt_tokens: int = 0
@@ -116,8 +116,8 @@ class TurnTimings:
 
 @dataclass(slots=True, kw_only=True)
 class Turn:
-    """One ask as the history records it: the question, the answer and the
-    notes it cited, the provider and model, what it cost, and how it ended."""
+    """One ask as the history records it: the question, the answer and the notes it cited, the
+    provider and model, what it cost, and how it ended."""
 
     v: int = TURN_RECORD_VERSION
     id: str = field(default_factory=new_turn_id)

@@ -34,8 +34,8 @@ __all__ = [
 
 @dataclass
 class GateContext:
-    """What the gates judge the claims of an ingest against: the settings, the
-    claims already filed, the reviewer and the titles of trusted notes."""
+    """What the gates judge the claims of an ingest against: the settings, the claims already
+    filed, the reviewer and the titles of trusted notes."""
 
     settings: GateSettings
     index: SimilarityIndex = field(default_factory=SimilarityIndex)

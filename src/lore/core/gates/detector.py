@@ -78,8 +78,8 @@ def features(form: str, vocabulary: frozenset[str]) -> set[str]:
 
 @dataclass(frozen=True)
 class DetectorFinding:
-    """The detector's score for a text that reads as an
-    instruction to an AI, and the words that raised it most."""
+    """The detector's score for a text that reads as an instruction to an AI, and the words that
+    raised it most."""
 
     score: float
     evidence: list[str]

@@ -831,8 +831,8 @@ HARMFUL = "asks for harmful content"
 
 @dataclass(frozen=True)
 class IntentFinding:
-    """One intent a rule found: its label, the words that
-    showed it (shortened), and where they are in the text."""
+    """One intent a rule found: its label, the words that showed it (shortened), and where they
+    are in the text."""
 
     label: str
     seen: str

@@ -48,8 +48,8 @@ class Section:
 
 @dataclass
 class Chunk:
-    """Paragraphs of one section (or part of one) small enough to
-    extract claims from at once; `number` is its place in the source."""
+    """Paragraphs of one section (or part of one) small enough to extract claims from at once;
+    `number` is its place in the source."""
 
     section: str
     paragraphs: list[str]

@@ -38,8 +38,8 @@ WRITTEN_KEPT_CHARS = 2_000_000
 
 @dataclass
 class NoteInfo:
-    """What filing needs to know of a note without its body: title, trust,
-    status, the source it came from, and whether it is safe to rewrite."""
+    """What filing needs to know of a note without its body: title, trust, status, the source it
+    came from, and whether it is safe to rewrite."""
 
     path: str
     title: str

@@ -48,8 +48,8 @@ Outcome = Literal["admitted", "merged", "held", "unchanged", "failed"]
 
 @dataclass
 class SourceOutcome:
-    """How ingesting one source went: its outcome, how many claims
-    were admitted, merged or held, the notes it touched, and why."""
+    """How ingesting one source went: its outcome, how many claims were admitted, merged or
+    held, the notes it touched, and why."""
 
     target: str
     outcome: Outcome

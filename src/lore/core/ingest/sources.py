@@ -77,8 +77,8 @@ class SourceError(Exception):
 
 @dataclass
 class SourceDocument:
-    """A source as read: its URI, title and text (HTML already
-    turned to text), and the bytes it came as with their SHA-256."""
+    """A source as read: its URI, title and text (HTML already turned to text), and the bytes it
+    came as with their SHA-256."""
 
     uri: str
     title: str

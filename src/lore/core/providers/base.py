@@ -51,8 +51,8 @@ class Reply:
 
 @dataclass
 class GenerationOptions:
-    """How a provider should answer: the temperature, the
-    longest reply, and the context window to ask for."""
+    """How a provider should answer: the temperature, the longest reply, and the context window
+    to ask for."""
 
     temperature: float = 0.2
     max_tokens: int | None = None

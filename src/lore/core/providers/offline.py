@@ -70,8 +70,8 @@ NOTHING_RELEVANT = (
 
 @dataclass
 class _Sentence:
-    """A sentence of the evidence, with its note's citation number, the
-    words it and its note's title hold, and how well it answers."""
+    """A sentence of the evidence, with its note's citation number, the words it and its note's
+    title hold, and how well it answers."""
 
     number: int
     position: int

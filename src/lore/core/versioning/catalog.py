@@ -62,8 +62,8 @@ CREATE INDEX IF NOT EXISTS changes_by_path ON changes (path, seq);
 
 @dataclass(frozen=True)
 class CommitInfo:
-    """One commit as the catalog keeps it: its sequence number,
-    sha, time and author, and the Lore operation it records."""
+    """One commit as the catalog keeps it: its sequence number, sha, time and author, and the
+    Lore operation it records."""
 
     seq: int
     sha: str

@@ -90,8 +90,8 @@ class NoteAtVersion:
 
 @dataclass(frozen=True)
 class RestoreResult:
-    """What restoring a note to a version did: the note now,
-    where the replaced text was kept, and the commit."""
+    """What restoring a note to a version did: the note now, where the replaced text was kept,
+    and the commit."""
 
     note: Note
     version: NoteVersion

@@ -140,8 +140,8 @@ def fit_columns(
 
 @dataclass
 class MetricsView:
-    """What the Metrics pane shows: the summary over the last
-    `window` asks (None: all) and the recent records."""
+    """What the Metrics pane shows: the summary over the last `window` asks (None: all) and the
+    recent records."""
 
     window: int | None
     summary: MetricsSummary
