@@ -469,3 +469,15 @@ def test_a_vault_that_is_no_repository_says_how_to_start(tmp_path: Path) -> None
         "notes/mars.md",
     ]
     vault.close()
+
+
+def test_objects_are_written_at_the_fastest_compression(vault: Vault) -> None:
+    """A commit's files are stored as loose objects at zlib level 1 (header 78 01), whatever
+    the repository's own core.compression says."""
+    git(vault.root, "config", "core.compression", "9")
+    configure(vault, threshold=200, keep=3, budget=10_000, fanout=4)
+    bulk_append(vault, [random_turn(random.Random(5), number) for number in range(40)])
+    assert compact(vault).compacted
+    blob = git(vault.root, "rev-parse", "HEAD:memory/memory.json").strip()
+    loose = vault.root / ".git" / "objects" / blob[:2] / blob[2:]
+    assert loose.read_bytes()[:2] == b"\x78\x01"
