@@ -394,11 +394,11 @@ def _fits(text: str, limit: int) -> str:
     """The longest prefix of whole words of `text` within `limit` tokens ("" if none)."""
     if estimate_tokens(text) <= limit:
         return text
-    return " ".join(_fitting(list(map(_token, text.split())), limit))
+    return " ".join(map(_TEXT, _fitting(list(map(_token, text.split())), limit)))
 
 
-def _fitting(tokens: list[_Token], limit: int) -> list[str]:
-    """The texts of the longest prefix of `tokens` whose join fits `limit` tokens.
+def _fitting(tokens: list[_Token], limit: int) -> list[_Token]:
+    """The longest prefix of `tokens` whose texts joined by spaces fit `limit` tokens.
 
     Each term of the estimate only grows with each word, so the prefix ends before the
     first word that breaks one: no more than `limit / 1.3` words, `4 * limit` characters
@@ -415,7 +415,7 @@ def _fitting(tokens: list[_Token], limit: int) -> list[str]:
         if room < 0 or outside > limit:
             break
         kept += 1
-    return [token.text for token in tokens[:kept]]
+    return tokens[:kept]
 
 
 def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[str]) -> str:
@@ -444,8 +444,10 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
         kept = []
         characters = -1
         outside = 0
+        # `first` did not fit: so `most` is at least 1, or there is no room for a word.
+        left = most
         for position in order:
-            if len(kept) >= most or characters + 2 > room:
+            if characters + 2 > room:
                 break
             token = tokens[position]
             after = characters + 1 + token.characters
@@ -453,6 +455,9 @@ def _densest_words(sentence: _Sentence, limit: int, question_terms: AbstractSet[
                 characters = after
                 outside += token.outside
                 kept.append(position)
+                left -= 1
+                if not left:
+                    break
     kept.sort()
     return " ".join(map(_TEXT, map(tokens.__getitem__, kept)))
 
@@ -465,10 +470,15 @@ def _question(question: str, max_tokens: int) -> tuple[str, frozenset[str], int]
     limit = max(1, int(max_tokens * _QUESTION_SHARE))
     tokens = list(map(_token, question.split()))
     # Without its stopwords, or as asked if it has nothing else; as much as fits.
-    asked = " ".join(_fitting(list(filter(_TELLING, tokens)) or tokens, limit))
+    kept = _fitting(list(filter(_TELLING, tokens)) or tokens, limit)
+    asked = " ".join(map(_TEXT, kept))
     # Gathered word by word, as each token knows its stems.
-    wanted = frozenset().union(*map(_CONTENT_STEMS, tokens))
-    return asked, wanted, max_tokens - estimate_tokens(f"{asked} → ")
+    wanted = frozenset(chain(*map(_CONTENT_STEMS, tokens)))
+    # The estimate of f"{asked} → ", from what its words measure: " → " adds three
+    # characters, one word and one character outside ASCII.
+    outside = sum(map(_OUTSIDE, kept)) + 1
+    line = max(-(-(len(asked) + 3) // 4), -(-(len(kept) + 1) * 13 // 10), outside)
+    return asked, wanted, max_tokens - line
 
 
 def fact_digest(
