@@ -405,3 +405,45 @@ def test_what_waits_for_the_other_process_is_done_once_this_one_has_read(
     )
     # Called once, after this process read its part and no other turn is read here after.
     assert waited == [len(read_here)] and 0 < len(read_here) < len(live)
+
+
+def _as_json_loads_reads(raw: bytes, covered: set[str] | None) -> dict[str, object] | None:
+    """What `uncovered_record` returned when it decoded each line with `json.loads`."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+        return None
+    return None if covered is not None and record["id"] in covered else record
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"id": "t1", "question": "q", "answer": "a"}\n',
+        b'{"id":"t1","answer":"caf\\u00e9 \\ud83d\\ude00 \xc3\xa9"}\r\n',
+        b'{"id": "t1"}   \t\n',
+        b'{"id": "t1"}',
+        b'{"id": "t1"} {"id": "t2"}\n',
+        b'{"id": "t1"}x\n',
+        b'{"id": "t1", "n": NaN, "deep": [[[{"a": [1, 2.5e3, null, true]}]]]}\n',
+        b'{"id": "t1", "id": "t2"}\n',
+        b'  {"id": "t1"}\n',
+        b'\xef\xbb\xbf{"id": "t1"}\n',
+        b'{"id": 7}\n',
+        b'{"id": "t1", "answer": "\xff"}\n',
+        b'{"id": "t1", "answer": "torn\n',
+        b"{\n",
+        b"{",
+        b"[1, 2]\n",
+        b'"t1"\n',
+        b"\n",
+        b"",
+        b'{"id": "covered"}\n',
+    ],
+)
+def test_a_line_is_read_as_json_loads_reads_it(raw: bytes) -> None:
+    covered = {"covered"}
+    assert compaction_scan.uncovered_record(raw, covered) == _as_json_loads_reads(raw, covered)
+    assert compaction_scan.uncovered_record(raw, None) == _as_json_loads_reads(raw, None)
