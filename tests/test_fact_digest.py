@@ -267,3 +267,21 @@ def test_a_sentence_measures_and_weighs_its_telling_words_as_written() -> None:
         tokens = sentence.tokens
         weight = sum(2 * token.digit + token.capital for token in tokens[1:])
         assert sentence.weight == weight + 2 * tokens[0].digit
+
+
+def test_a_question_leaves_the_room_its_written_line_measures() -> None:
+    # The room is worked out from the words kept instead of measuring the line written.
+    import random
+
+    from lore.core.fact_digest import _question
+
+    vocabulary = [
+        "Mars", "moons?", "the", "of", "not", "東京", "café", "x" * 40, "(Phobos)", "2½",
+        "os.path", "İstanbul", "a", "1877", "ΑΒΓ?", "—",
+    ]  # fmt: skip
+    rng = random.Random(5)
+    for _ in range(500):
+        question = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(0, 20)))
+        max_tokens = rng.randint(1, 80)
+        asked, _, room = _question(question, max_tokens)
+        assert room == max_tokens - estimate_tokens(f"{asked} → ")

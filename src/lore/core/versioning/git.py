@@ -27,7 +27,7 @@ OWNER_KEY = "lore.vault"
 # A person's hooks are for their own commits (a pre-commit check must not refuse a note), a
 # signing key may ask for a passphrase, and a filesystem monitor would start a daemon.
 # Objects are first written at zlib's fastest level: the commit of a long history's memory
-# archive (15 MB for 100,000 turns) takes 0.2 s, not 0.5; `git gc` packs them as usual.
+# archive (15 MB for 100,000 turns) takes half the time; `git gc` packs them as usual.
 _OVERRIDES = (
     "-c", "core.looseCompression=1",
     "-c", "core.hooksPath=" + os.devnull,
