@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -88,6 +89,28 @@ def test_a_long_list_shows_its_first_notes_and_says_how_to_see_the_rest(
     with pytest.raises(SystemExit) as refused:
         main(["--vault", root, "notes", "list", "--limit", "0"])
     assert refused.value.code == 2 and "expected a number above 0" in capsys.readouterr().err
+
+
+def test_the_list_shows_the_day_each_note_changed_on_one_line(
+    capsys: pytest.CaptureFixture[str], root: str
+) -> None:
+    assert run(capsys, "--vault", root, "notes", "new", "Io")[0] == 0
+    note = next(Path(root, "notes").rglob("*.md"))
+    text = note.read_text(encoding="utf-8")
+    stamped = re.sub(r"(?m)^updated: .*$", "updated: '2026-11-19T08:30:00Z'", text)
+    note.write_text(stamped, encoding="utf-8")
+    assert run(capsys, "--vault", root, "notes", "new", "Mars")[0] == 0
+    note = next(path for path in Path(root, "notes").rglob("*.md") if "mars" in path.name)
+    text = note.read_text(encoding="utf-8")
+    note.write_text(re.sub(r"(?m)^updated: .*$", "updated: last spring", text), encoding="utf-8")
+    code, out, _ = run(capsys, "--vault", root, "notes", "list")
+    assert code == 0
+    assert "2026-11-19 " in out and "T08" not in out
+    # Not a time Lore wrote: shown as it is.
+    assert "last spring" in out
+    # The full time is still there for scripts.
+    items = run_json(capsys, "--vault", root, "notes", "list")
+    assert "2026-11-19T08:30:00Z" in [item["updated"] for item in items]  # type: ignore[index]
 
 
 def test_new_reads_the_body_from_stdin(

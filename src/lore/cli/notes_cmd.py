@@ -244,8 +244,9 @@ def cmd_notes_list(ctx: Context) -> int:
     # Headings as Text too, as in cmd_search: no markup or emoji codes to read.
     table.add_column(plain("Title"))
     table.add_column(plain("Tags"), style="cyan")
-    table.add_column(plain("Trust"))
-    table.add_column(plain("Updated"), style="dim")
+    table.add_column(plain("Trust"), no_wrap=True)
+    # The day alone: the time would be cut in 80 columns (`--json` gives it whole).
+    table.add_column(plain("Updated"), style="dim", no_wrap=True)
     table.add_column(plain("Path"), style="dim")
     for doc in shown:
         title = plain(doc["title"])
@@ -255,11 +256,18 @@ def cmd_notes_list(ctx: Context) -> int:
             title,
             plain((doc.get("tags") or "").replace(",", ", ")),
             _trust_text(doc.get("trust") or ""),
-            plain(doc.get("updated") or "-"),
+            plain(_day_of(doc.get("updated") or "-")),
             plain(doc["path"]),
         )
     ctx.console.print(table)
     return 0
+
+
+def _day_of(stamp: str) -> str:
+    """The day of an ISO 8601 time ("2026-11-19T08:30:00Z" -> "2026-11-19"), else as given."""
+    day, separator, time = stamp.partition("T")
+    is_day = len(day) == 10 and day[4] == day[7] == "-" and day.replace("-", "").isdigit()
+    return day if separator and is_day and time[:1].isdigit() else stamp
 
 
 # Longer notes are shown as plain text; Markdown rendering would take seconds.
