@@ -88,7 +88,9 @@ def uncovered_record(raw: bytes, covered: set[str] | None) -> dict[str, Any] | N
                 return None  # more than one value: what `json.loads` refuses
         else:
             record = json.loads(text)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, StopIteration):
+        # The scanner stops with StopIteration where a value is missing (`{"a": }`), as
+        # `raw_decode` turns into the ValueError `json.loads` raises.
         return None
     if not isinstance(record, dict) or not isinstance(record.get("id"), str):
         return None
