@@ -85,7 +85,7 @@ def uncovered_record(raw: bytes, covered: set[str] | None) -> dict[str, Any] | N
         if text[:1] == "{":
             record, end = _scan_value(text, 0)
             if end != len(text) and text[end:].strip(_JSON_WHITESPACE):
-                return None  # more than one value: what `json.loads` refuses
+                return None  # more than the value: what `json.loads` refuses
         else:
             record = json.loads(text)
     except (ValueError, UnicodeDecodeError, StopIteration):
