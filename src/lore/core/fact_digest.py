@@ -24,7 +24,7 @@ from typing import NamedTuple, TypeVar
 
 from lore.core.passages import STOPWORDS, words
 from lore.core.search.query import stem_word
-from lore.core.tokens import estimate_tokens, text_counts
+from lore.core.tokens import estimate_from_counts, estimate_tokens, text_counts
 
 _LEAD = re.compile(r"^\s*From the notes:\s*", re.IGNORECASE)
 _UNVERIFIED = " (from an unverified source)"
@@ -476,8 +476,7 @@ def _question(question: str, max_tokens: int) -> tuple[str, frozenset[str], int]
     wanted = frozenset(chain(*map(_CONTENT_STEMS, tokens)))
     # The estimate of f"{asked} → ", from what its words measure: " → " adds three
     # characters, one word and one character outside ASCII.
-    outside = sum(map(_OUTSIDE, kept)) + 1
-    line = max(-(-(len(asked) + 3) // 4), -(-(len(kept) + 1) * 13 // 10), outside)
+    line = estimate_from_counts((len(asked) + 3, len(kept) + 1, sum(map(_OUTSIDE, kept)) + 1))
     return asked, wanted, max_tokens - line
 
 
