@@ -73,12 +73,22 @@ def test_an_edit_of_the_same_size_is_seen(root: Path) -> None:
     assert _open(root).ask.top_k == 12
 
 
-def test_a_file_just_written_is_read_but_not_cached(root: Path) -> None:
+def test_a_file_just_written_is_cached_and_an_edit_at_once_after_is_seen(root: Path) -> None:
+    path = root / "lore.yaml"
+    for name in ("Fresh", "Frish", "Fresh"):
+        # Same size each time, and within one tick of a coarse clock: only the text differs.
+        path.write_text(f"vault:\n  name: {name}\n", encoding="utf-8")
+        assert _open(root).vault.name == name
+        saved = json.loads(_cache_file(root).read_text(encoding="utf-8"))
+        assert saved["settings"]["vault"]["name"] == name
+
+
+def test_a_file_removed_or_made_is_a_change(root: Path) -> None:
     _open(root)
-    before = _cache_file(root).read_bytes()
-    (root / "lore.yaml").write_text("vault:\n  name: Fresh\n", encoding="utf-8")
-    assert _open(root).vault.name == "Fresh"
-    assert _cache_file(root).read_bytes() == before
+    (root / "lore.yaml").unlink()
+    assert _open(root).ask.top_k != 12
+    _write_settings(root, "ask:\n  top_k: 12\n")
+    assert _open(root).ask.top_k == 12
 
 
 def test_variables_and_the_user_config_take_part(

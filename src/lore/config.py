@@ -328,13 +328,19 @@ def parse_config(data: Any, source: str) -> LoreConfig:
 
 def load_yaml_file(path: Path) -> Any:
     """Read a YAML file with safe_load, turning every failure into one ConfigError line."""
+    return parse_yaml_text(settings_text(path), path)
+
+
+def settings_text(path: Path) -> str | None:
+    """A settings file's text, None if there is none; a ConfigError line if it cannot be
+    read as one."""
     from lore.core.storage import NotRegularFile, read_regular_bytes
 
     try:
         data = read_regular_bytes(path, MAX_SETTINGS_BYTES)
         if len(data) > MAX_SETTINGS_BYTES:
             raise ConfigError(f"{path}: larger than {MAX_SETTINGS_BYTES:,} bytes")
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
@@ -343,6 +349,13 @@ def load_yaml_file(path: Path) -> Any:
         raise ConfigError(f"{path}: not a regular file (a pipe or device is never read)") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def parse_yaml_text(text: str | None, path: Path) -> Any:
+    """The YAML `text` of the file at `path` read with safe_load (None for no file), every
+    failure one ConfigError line."""
+    if text is None:
+        return None
     import yaml
 
     # libyaml's safe loader when installed: the same rules as yaml.safe_load, many times
@@ -435,9 +448,10 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _file_data(path: Path) -> dict[str, Any]:
-    """A settings file's mapping, validated on its own so an error names this file."""
-    data = settings_mapping(load_yaml_file(path), str(path))
+def _file_data(path: Path, text: str | None) -> dict[str, Any]:
+    """A settings file's mapping from its `text`, validated on its own so an error names
+    this file."""
+    data = settings_mapping(parse_yaml_text(text, path), str(path))
     parse_config(data, str(path))
     return data
 
@@ -474,18 +488,23 @@ def load_config(
     """
     user_config = user_config or user_dirs().user_config
     environ = os.environ if environ is None else environ
+    # Each file is read once: the settings validated are those of the very text the cache
+    # is keyed on, however the file changes meanwhile.
+    user_text = settings_text(user_config)
+    vault_text = settings_text(vault_config)
     signature: list[Any] | None = None
     if cache is not None:
         variables = {name: environ[name] for name in config_variables(environ)}
-        signature = cache.signature(Path(__file__), [user_config, vault_config], variables)
+        files = [(user_config, user_text), (vault_config, vault_text)]
+        signature = cache.signature(Path(__file__), files, variables)
         saved = cache.read(signature)
         if saved is not None:
             try:
                 return config_from_data(saved)
             except (TypeError, ValueError, AttributeError):
                 pass  # not of this schema: validate the files below, as without a cache
-    data = _file_data(user_config)
-    data = _merge(data, _file_data(vault_config))
+    data = _file_data(user_config, user_text)
+    data = _merge(data, _file_data(vault_config, vault_text))
     data = _merge(data, env_config_data(environ))
     config = parse_config(data, str(vault_config))
     if cache is not None and signature is not None:
@@ -499,8 +518,8 @@ def overridden_settings(vault_config: Path, user_config: Path) -> list[tuple[str
     A vault made by an older `lore init` spells out every default, which silently hides the
     user's config.yaml; `lore doctor` lists these so that is not a mystery.
     """
-    user = _file_data(user_config)
-    vault = _file_data(vault_config)
+    user = _file_data(user_config, settings_text(user_config))
+    vault = _file_data(vault_config, settings_text(vault_config))
     found: list[tuple[str, Any, Any]] = []
     for section, values in user.items():
         theirs = vault.get(section)

@@ -3,12 +3,14 @@
 Reading YAML and validating it with pydantic was most of a short command's start-up, and the
 settings rarely change. After a successful validation the result is written to
 `.lore/state/settings.json` with the signature of everything it came from: each settings
-file's identity (inode, size, modification and change times, to the nanosecond), the
-`LORE_SECTION__KEY` variables and their values, and the schema's own source file. A command
+file's path and whole text (None where there is no file), the `LORE_SECTION__KEY`
+variables and their values, and the identity of the schema's own source file. A command
 whose sources have the same signature takes the settings from there; any edit, a new or
-removed file, another variable or another version of Lore is a miss, and the files are read
-and validated as before. A broken settings file is never cached, so its error is reported on
-every run until it is fixed.
+removed file, another variable or another version of Lore is a miss, and the files are
+validated as before. Keyed on the text itself, a file is cached from its first command on,
+even one written the moment before (a clock's tick could hide such an edit from its times),
+and no edit, however soon after, goes unseen. A broken settings file is never cached, so its
+error is reported on every run until it is fixed.
 
 The cache is derived data: written atomically under the vault lock when the lock is free at
 once (a command never waits for an ingest to finish just to save it), skipped in a read-only
@@ -18,18 +20,18 @@ vault, and a damaged or foreign one is a miss.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from lore.core.lock import VaultLock
-from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes, settled
+from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes
 from lore.errors import LoreError
 
-# Larger than any settings the schema allows; a bigger file is not ours.
-MAX_CACHE_BYTES = 1_000_000
-FORMAT = "lore-settings/1"
+# Larger than the settings and the texts of two settings files of the largest size read
+# (lore.config.MAX_SETTINGS_BYTES); a bigger file is not ours.
+MAX_CACHE_BYTES = 8_000_000
+FORMAT = "lore-settings/2"
 
 
 class SettingsCache:
@@ -39,12 +41,15 @@ class SettingsCache:
         self.path = path
         self.lock = lock
 
-    def signature(self, schema: Path, files: list[Path], variables: Mapping[str, str]) -> list[Any]:
-        """What the settings were made from; any change to it is a change of settings."""
+    def signature(
+        self, schema: Path, files: list[tuple[Path, str | None]], variables: Mapping[str, str]
+    ) -> list[Any]:
+        """What the settings were made from: the schema, each settings file's path and text
+        (None for no file) and the variables; any change to it is a change of settings."""
         return [
             FORMAT,
             file_identity(schema),
-            [file_identity(path) for path in files],
+            [[str(path), text] for path, text in files],
             sorted([name, value] for name, value in variables.items()),
         ]
 
@@ -64,9 +69,6 @@ class SettingsCache:
 
     def write(self, signature: list[Any], settings: dict[str, Any]) -> None:
         """Save validated settings; quietly does nothing where the vault cannot take it."""
-        now = time.time_ns()
-        if not all(settled(found, now) for found in signature[2]):
-            return
         data = json.dumps({"signature": signature, "settings": settings}, ensure_ascii=False)
         try:
             with VaultLock(self.lock, timeout_s=0).hold():
