@@ -158,3 +158,30 @@ def test_two_processes_leave_compaction_few_merges_of_its_own(
     assert merges > 60
     assert made_by_compaction < merges // 8
     assert_every_turn_accounted_for(vault)
+
+
+_DIGESTS = ("Q1 → A1", "Q2 → A2")
+
+
+@pytest.mark.parametrize(
+    ("of_turns", "of_entries", "taken"),
+    [
+        ({_DIGESTS: ("- Q1 → A1\n- Q2 → A2", 12)}, {("one", "two"): "one two"}, (1, 1)),
+        ({}, {}, (0, 0)),
+        ({_DIGESTS: ("text", 12), ("Q3",): ("text", "12")}, {}, (0, 0)),
+        ({_DIGESTS: ("text", 12), ("Q3",): ("text", 12, 1)}, {}, (0, 0)),
+        ({_DIGESTS: ("text", 12), ("Q3",): ["text", 12]}, {}, (0, 0)),
+        ({_DIGESTS: ("text", 12), ("Q3", 3): ("text", 12)}, {}, (0, 0)),
+        ({_DIGESTS: ("text", 12), "Q3": ("text", 12)}, {}, (0, 0)),
+        ({_DIGESTS: ("text", True)}, {}, (0, 0)),
+        ({}, {("one", "two"): "one two", ("three",): None}, (0, 0)),
+        ({}, {("one", "two"): "one two", ("three", None): "three"}, (0, 0)),
+        ({_DIGESTS: ("text", 12)}, [("one", "two")], (1, 0)),
+    ],
+)
+def test_summaries_sent_by_the_other_process_are_taken_only_whole_and_well_formed(
+    of_turns: object, of_entries: object, taken: tuple[int, int]
+) -> None:
+    ahead = _SummariesAhead(max_tokens=60, fanout=2, keep=0, frontier={})
+    ahead.absorb((of_turns, of_entries))
+    assert (len(ahead.of_turns), len(ahead.of_entries)) == taken

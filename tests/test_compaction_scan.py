@@ -451,3 +451,35 @@ def test_a_line_is_read_as_json_loads_reads_it(raw: bytes) -> None:
     covered = {"covered"}
     assert compaction_scan.uncovered_record(raw, covered) == _as_json_loads_reads(raw, covered)
     assert compaction_scan.uncovered_record(raw, None) == _as_json_loads_reads(raw, None)
+
+
+class _Text(str):
+    pass
+
+
+_TURN = ("t1", True, 12, 40, "a digest")
+
+
+@pytest.mark.parametrize(
+    ("turns", "taken"),
+    [
+        ([], True),
+        ([_TURN], True),
+        ([_TURN, ("t2", False, 0, 80, "")], True),
+        ([_TURN, ["t2", False, 0, 80, ""]], False),
+        ([_TURN, ("t2", False, 0, 80)], False),
+        ([_TURN, ("t2", False, 0, 80, "", "")], False),
+        ([_TURN, (2, False, 0, 80, "")], False),
+        ([_TURN, ("t2", 1, 0, 80, "")], False),
+        ([_TURN, ("t2", False, True, 80, "")], False),
+        ([_TURN, ("t2", False, 0, 80.0, "")], False),
+        ([_TURN, ("t2", False, 0, 80, None)], False),
+        ([_TURN, ("t2", False, 0, 80, _Text("made elsewhere"))], False),
+        ([_TURN, None], False),
+    ],
+)
+def test_turns_sent_by_the_other_process_are_taken_only_as_live_turns(
+    turns: list[object], taken: bool
+) -> None:
+    chunk = pickle.dumps((turns, None))
+    assert (compaction_scan._unpacked(chunk) is not None) is taken

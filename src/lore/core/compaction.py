@@ -21,10 +21,11 @@ import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, Protocol
 
 from lore.core.compaction_due import compaction_due
-from lore.core.compaction_scan import Digest, LiveTurn, read_live, text_of
+from lore.core.compaction_scan import Digest, LiveTurn, only_of, read_live, text_of
 from lore.core.fact_digest import fact_digest, forget_sentences, forget_words, roll_up
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
@@ -281,30 +282,36 @@ class _SummariesAhead:
         if type(prepared) is not tuple or len(prepared) != 2:
             return
         of_turns, of_entries = prepared
-        if type(of_turns) is dict and all(map(_is_turns_summary, of_turns.items())):
+        if type(of_turns) is dict and _are_turns_summaries(of_turns):
             self.of_turns.update(of_turns)
-        if type(of_entries) is dict and all(map(_is_entries_summary, of_entries.items())):
+        if (
+            type(of_entries) is dict
+            and _are_texts(of_entries)
+            and only_of(of_entries.values(), str)
+        ):
             self.of_entries.update(of_entries)
 
 
-def _is_texts(value: object) -> bool:
-    return type(value) is tuple and all(type(item) is str for item in value)
+# What another process sent is checked a field at a time across all its summaries, by the
+# types each holds: the summaries of a long backlog are 10,000s.
 
 
-def _is_turns_summary(item: tuple[object, object]) -> bool:
-    key, value = item
-    return (
-        _is_texts(key)
-        and type(value) is tuple
-        and len(value) == 2
-        and type(value[0]) is str
-        and type(value[1]) is int
-    )
+def _are_texts(summaries: dict[Any, Any]) -> bool:
+    """Whether every key of `summaries` is a tuple of strings."""
+    return only_of(summaries, tuple) and only_of(chain.from_iterable(summaries), str)
 
 
-def _is_entries_summary(item: tuple[object, object]) -> bool:
-    key, value = item
-    return _is_texts(key) and type(value) is str
+def _are_turns_summaries(summaries: dict[Any, Any]) -> bool:
+    """Whether `summaries` maps tuples of digests to (text, tokens)."""
+    made = summaries.values()
+    if not _are_texts(summaries) or not only_of(made, tuple):
+        return False
+    if not made:
+        return True
+    if set(map(len, made)) != {2}:
+        return False
+    texts, tokens = zip(*made, strict=True)
+    return only_of(texts, str) and only_of(tokens, int)
 
 
 class _FactDigester:

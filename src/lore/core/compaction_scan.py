@@ -24,7 +24,7 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from lore.core.history import HistoryStore
@@ -498,17 +498,29 @@ def _unpacked(chunk: bytes) -> tuple[list[LiveTurn], object] | None:
         turns, prepared = pickle.loads(chunk)
     except Exception:
         return None
-    if type(turns) is not list or not all(map(_is_live_turn, turns)):
+    if type(turns) is not list or not are_live_turns(turns):
         return None
     return turns, prepared
 
 
-def _is_live_turn(turn: object) -> bool:
-    return (
-        type(turn) is tuple
-        and len(turn) == 5
-        and all(map(isinstance, turn, (str, bool, int, int, str)))
-    )
+_LIVE_TURN_FIELDS = (str, bool, int, int, str)
+
+
+def are_live_turns(turns: list[Any]) -> bool:
+    """Whether every item of `turns` is a `LiveTurn`, each field of exactly its type.
+
+    Checked a field at a time across all of them, by the types each holds, rather than a
+    turn at a time: half the time for the 10,000s a long backlog sends."""
+    if not turns:
+        return True
+    if not only_of(turns, tuple) or set(map(len, turns)) != {5}:
+        return False
+    return all(map(only_of, zip(*turns, strict=True), _LIVE_TURN_FIELDS))
+
+
+def only_of(values: Iterable[object], kind: type) -> bool:
+    """Whether each of `values` is of exactly the type `kind` (a subclass is not)."""
+    return set(map(type, values)) <= {kind}
 
 
 def _end(child: int) -> None:
