@@ -184,3 +184,34 @@ def test_a_pipe_in_place_of_the_cache_or_the_settings_never_hangs(root: Path) ->
     os.mkfifo(settings)
     with pytest.raises(ConfigError, match="not a regular file"):
         Vault.open(root)
+
+
+def test_a_new_vault_starts_with_its_settings_cached(tmp_path: Path) -> None:
+    made = init_vault(tmp_path / "new", "Fresh start")
+    probe = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from lore.core.vault import Vault\n"
+        "vault = Vault.open(Path(sys.argv[1]))\n"
+        "print(repr(vault.config.vault.name), 'pydantic' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(made)], capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "'Fresh start' False"
+    cached = _open(made)
+    _cache_file(made).unlink()
+    assert _open(made) == cached
+
+
+def test_a_new_vault_under_a_broken_user_config_reports_it_at_its_first_command(
+    tmp_path: Path,
+) -> None:
+    user = Path(os.environ["LORE_HOME"]) / "config" / "config.yaml"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("ask:\n  top_k: 0\n", encoding="utf-8")
+    made = init_vault(tmp_path / "new", "Fresh start")
+    assert not _cache_file(made).exists()
+    with pytest.raises(ConfigError, match=r"top_k"):
+        Vault.open(made)

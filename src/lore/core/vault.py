@@ -36,6 +36,7 @@ from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_bytes, atomic_write_text
 from lore.errors import (
     AmbiguousNote,
+    ConfigError,
     NoteExists,
     NoteNotFound,
     UsageError,
@@ -142,11 +143,13 @@ def init_vault(root: Path, name: str | None = None) -> Path:
     from lore.core.versioning.recorder import GITIGNORE, start_versioning
 
     layout = VaultLayout(root)
+    wrote_settings = False
     try:
         layout.notes.mkdir(parents=True, exist_ok=True)
         if not layout.config.exists():
             shown = name or root.name or "Lore"
             atomic_write_text(layout.config, CONFIG_TEMPLATE.format(name=_yaml_scalar(shown)))
+            wrote_settings = True
         gitignore = root / ".gitignore"
         if not gitignore.exists():
             atomic_write_text(gitignore, GITIGNORE)
@@ -155,6 +158,14 @@ def init_vault(root: Path, name: str | None = None) -> Path:
     # A vault git cannot version still works; `lore init` says why it is not versioned.
     with contextlib.suppress(VaultError):
         start_versioning(root, name or root.name or "Lore")
+    if wrote_settings:
+        # Validated once here and left in the vault's cache, so that the vault's first
+        # command starts as fast as any other. Settings that do not validate (a broken
+        # config.yaml of the user's) are reported by that command instead.
+        with contextlib.suppress(ConfigError):
+            load_config(
+                layout.config, cache=SettingsCache(layout.state / "settings.json", layout.lock)
+            )
     return root
 
 
