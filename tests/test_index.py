@@ -497,3 +497,27 @@ def test_an_index_built_in_runs_on_disk_finds_and_scores_as_one_built_in_memory(
     in_memory = answers()
     assert added_in_runs == rebuilt_in_runs == in_memory
     assert all(in_memory[:4]) and len(in_memory[4]) == 20
+
+
+def test_the_searcher_is_dropped_only_under_the_search_lock(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A searcher dropped by a write while another thread's lookup drops it too was closed
+    # twice: whoosh raises, and the lookup failed.
+    vault.create_note("First", "alpha words")
+    assert _titles(vault, "alpha") == ["First"]
+    index = vault.index
+    held: list[bool] = []
+    drop = NoteIndex._drop_searcher
+
+    def watched(self: NoteIndex) -> None:
+        held.append(self._search_lock.locked())
+        drop(self)
+
+    monkeypatch.setattr(NoteIndex, "_drop_searcher", watched)
+    (vault.layout.notes / "second.md").write_text("# Second\n\nalpha again\n", encoding="utf-8")
+    vault.reconcile()
+    assert sorted(_titles(vault, "alpha")) == ["First", "Second"]
+    vault.reindex()
+    index.close()
+    assert held and all(held)

@@ -314,7 +314,7 @@ class NoteIndex:
             return self._diff(stats)
         self._index = _MemoryStorage().create_index(_schema())
         self.manifest.files = {}
-        self._drop_searcher()
+        self._forget_searcher()
         writer = self._index.writer()
         report = self._fill(writer, stats)
         writer.commit()
@@ -362,7 +362,7 @@ class NoteIndex:
             _abandon(writer)
             raise
         self.manifest.save()
-        self._drop_searcher()
+        self._forget_searcher()
         return report
 
     def rebuild(self, files: Iterable[FileStat]) -> ReconcileReport:
@@ -378,7 +378,7 @@ class NoteIndex:
                 f"cannot create the search index in {self.folder}: {exc.strerror}"
             ) from None
         self.manifest.files = {}
-        self._drop_searcher()
+        self._forget_searcher()
         writer = self._writer(procs=1, limitmb=WRITER_POOL_MB, compound=False)
         try:
             report = self._fill(writer, stats)
@@ -715,6 +715,11 @@ class NoteIndex:
             self._searcher.close()
             self._searcher = None
 
-    def close(self) -> None:
+    def _forget_searcher(self) -> None:
+        """Drop the searcher from outside the read path: under the lock, as another thread
+        may be reading through it, or dropping it itself."""
         with self._search_lock:
             self._drop_searcher()
+
+    def close(self) -> None:
+        self._forget_searcher()
