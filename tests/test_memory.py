@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
 
 from history_helpers import bulk_append, configure, random_turn
 from lore.cli import main
+from lore.core import memory as memory_module
 from lore.core.compaction import compact
 from lore.core.doctor import examine
-from lore.core.memory import MemoryStore, render_state
+from lore.core.memory import MemoryStore, PackView, render_state
 from lore.core.vault import Vault
 
 
@@ -88,3 +95,99 @@ def test_an_archive_pydantic_rejects_reads_as_empty_and_says_so(vault: Vault) ->
     assert store.entries() == []
     assert store.problem is not None
     assert "is unreadable (ValidationError)" in store.problem
+
+
+# -- the view an ask reads instead of the whole archive ----------------------------------------
+
+
+def _settled_archive(vault: Vault) -> MemoryStore:
+    store = compacted_vault(vault)
+    an_hour_ago = time.time() - 3600
+    os.utime(vault.layout.memory / "memory.json", (an_hour_ago, an_hour_ago))
+    return store
+
+
+def _in_another_process() -> None:
+    # What one process parsed, another has not.
+    memory_module._parsed.clear()
+
+
+def _archive_never_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: MemoryStore) -> None:
+        raise AssertionError("the whole archive was read")
+
+    monkeypatch.setattr(MemoryStore, "_load", refuse)
+
+
+def test_an_ask_in_another_process_reads_the_view_not_the_archive(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _settled_archive(vault)
+    ranked, start = store.ranked(), store.live_start()
+    live = store.live_turns(5, only_ok=True)
+    assert ranked and start[0] > 0
+    assert (vault.layout.state / PackView.FILE_NAME).is_file()
+    _in_another_process()
+    _archive_never_read(monkeypatch)
+    other = MemoryStore(vault)
+    assert other.ranked() == ranked
+    assert other.live_start() == start
+    assert other.live_turns(5, only_ok=True) == live
+
+
+def test_a_new_archive_is_read_whole_not_from_the_view_of_the_old(vault: Vault) -> None:
+    store = _settled_archive(vault)
+    old = store.ranked()
+    rng = random.Random(9)
+    bulk_append(vault, [random_turn(rng, n) for n in range(120, 200)])
+    compact(vault)
+    view = vault.layout.state / PackView.FILE_NAME
+    assert view.is_file()
+    _in_another_process()
+    ranked = MemoryStore(vault).ranked()
+    view.unlink()
+    _in_another_process()
+    assert ranked == MemoryStore(vault).ranked() != old
+
+
+def test_an_archive_written_a_moment_ago_leaves_no_view(vault: Vault) -> None:
+    store = compacted_vault(vault)
+    assert store.ranked()
+    assert not (vault.layout.state / PackView.FILE_NAME).exists()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda view: b"{not json",
+        lambda view: b"",
+        lambda view: json.dumps({**view, "limit": view["limit"] + 1}).encode(),
+        lambda view: json.dumps({**view, "format": "lore-memory-view/0"}).encode(),
+        lambda view: json.dumps({**view, "archive": [*view["archive"][:2], 1, 2, 3]}).encode(),
+        lambda view: json.dumps({**view, "state": {"entries": "none"}}).encode(),
+        lambda view: json.dumps({**view, "state": [1, 2]}).encode(),
+    ],
+)
+def test_a_damaged_stale_or_foreign_view_is_a_miss(
+    vault: Vault, damage: Callable[[dict[str, Any]], bytes]
+) -> None:
+    store = _settled_archive(vault)
+    ranked, start = store.ranked(), store.live_start()
+    path = vault.layout.state / PackView.FILE_NAME
+    path.write_bytes(damage(json.loads(path.read_text(encoding="utf-8"))))
+    _in_another_process()
+    other = MemoryStore(vault)
+    assert other.ranked() == ranked
+    assert other.live_start() == start
+
+
+def test_a_watermark_moved_by_an_edit_of_the_history_is_found_again(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _settled_archive(vault)
+    offset, _ = store.live_start()
+    store.ranked()
+    history = vault.layout.history
+    history.write_bytes(b"a line a person added\n" + history.read_bytes())
+    _in_another_process()
+    assert MemoryStore(vault).live_start() == (offset + len(b"a line a person added\n"), None)
