@@ -133,6 +133,22 @@ def test_an_ask_in_another_process_reads_the_view_not_the_archive(
     assert other.ranked() == ranked
     assert other.live_start() == start
     assert other.live_turns(5, only_ok=True) == live
+    # Read once: a long-running process asks again without the file.
+    (vault.layout.state / PackView.FILE_NAME).unlink()
+    assert other.ranked() == ranked
+
+
+def test_a_store_that_read_the_view_reads_a_new_archive_whole(vault: Vault) -> None:
+    store = _settled_archive(vault)
+    old = store.ranked()
+    _in_another_process()
+    other = MemoryStore(vault)
+    assert other.ranked() == old
+    rng = random.Random(9)
+    bulk_append(vault, [random_turn(rng, n) for n in range(120, 200)])
+    compact(vault)
+    _in_another_process()
+    assert other.ranked() == MemoryStore(vault).ranked() != old
 
 
 def test_a_new_archive_is_read_whole_not_from_the_view_of_the_old(vault: Vault) -> None:
