@@ -257,3 +257,18 @@ def test_ask_reads_its_memory_without_pydantic_or_the_compaction_machinery(vault
     assert report["code"] == 0
     assert json.loads(report["output"])["turn"]["answer"]
     assert report["loaded"] == []
+
+
+def test_an_offline_ask_runs_without_asyncio_or_openssl(vault: Path) -> None:
+    settle_settings(vault)
+    first = run_lore(["--vault", str(vault), "--provider", "offline", "ask", "what is Europa?"], [])
+    assert first["code"] == 0
+    # Nothing to wait for: no event loop, nor the ssl, socket and concurrent.futures asyncio
+    # loads; random ids come from os.urandom, not `secrets`.
+    report = run_lore(
+        ["--vault", str(vault), "--provider", "offline", "ask", "--json", "what is Europa?"],
+        ["asyncio", "ssl", "_ssl", "socket", "concurrent", "secrets"],
+    )
+    assert report["code"] == 0
+    assert json.loads(report["output"])["turn"]["answer"]
+    assert report["loaded"] == []

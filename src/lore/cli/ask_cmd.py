@@ -183,11 +183,16 @@ async def _run_ask(ctx: Context, question: str) -> int:
 
 
 def cmd_ask(ctx: Context) -> int:
-    import asyncio
-
     question = _question(ctx.args.question)
     if not question.strip():
         raise UsageError("ask a question (it was empty)")
+    if not getattr(ctx.session.provider, "needs_event_loop", True):
+        # Nothing to wait for (the offline answerer): no event loop, nor asyncio to load.
+        from lore.core.public import run_without_loop
+
+        return run_without_loop(_run_ask(ctx, question))
+    import asyncio
+
     return asyncio.run(_run_ask(ctx, question))
 
 

@@ -15,7 +15,6 @@ later packs leave out, and the cancellation carries on.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections.abc import AsyncIterator
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lore.core.citations import check_citations
 from lore.core.history import HistoryStore
+from lore.core.loop_free import is_cancellation, off_loop, off_loop_to_the_end
 from lore.core.memory import MemoryStore
 from lore.core.notes import utc_now
 from lore.core.pack import ContextPack, build_pack
@@ -282,7 +282,7 @@ class AskEngine:
             return turn
 
         try:
-            prepared = await asyncio.to_thread(self.prepare, question)
+            prepared = await off_loop(self.prepare, question)
             turn.resolved_question = prepared.retrieval.resolved_question
             yield AskStarted(prepared.pack, prepared.retrieval, turn.id)
             try:
@@ -296,35 +296,35 @@ class AskEngine:
                         parts.append(chunk.text)
                         yield AnswerDelta(chunk.text)
             except LoreError as exc:
-                failed = await asyncio.to_thread(finish, "error", exc.message)
+                failed = await off_loop(finish, "error", exc.message)
                 yield AskFailed(failed, exc.message)
                 return
             except Exception as exc:
                 # A provider should raise ProviderError; anything else still ends as an
                 # error turn and one line, never a lost turn or a traceback.
                 message = f"the provider failed: {type(exc).__name__}: {exc}"
-                failed = await asyncio.to_thread(finish, "error", message)
+                failed = await off_loop(finish, "error", message)
                 yield AskFailed(failed, message)
                 return
             if not "".join(parts).strip():
                 message = f"{provider.name} sent back an empty answer; nothing to show"
-                failed = await asyncio.to_thread(finish, "error", message)
+                failed = await off_loop(finish, "error", message)
                 yield AskFailed(failed, message)
                 return
-            done = await asyncio.to_thread(finish, "ok")
+            done = await off_loop(finish, "ok")
             yield AskFinished(done, prepared.pack, citations[1])
             compaction = await self._compact_if_due()
             if compaction is not None:
                 yield compaction
-        except asyncio.CancelledError:
-            if not recorded:
+        except BaseException as stopped:
+            if recorded:
+                raise
+            if is_cancellation(stopped):
                 # Recording waits for the vault lock and an fsync: on a thread, so the
-                # caller's event loop (the app's, say) goes on drawing meanwhile. Shielded,
-                # so a second cancellation cannot lose the turn.
-                await asyncio.shield(asyncio.to_thread(finish, "cancelled", _CANCELLED_EARLY))
-            raise
-        except (KeyboardInterrupt, GeneratorExit):
-            if not recorded:
+                # caller's event loop (the app's, say) goes on drawing meanwhile. Carried
+                # to its end, so a second cancellation cannot lose the turn.
+                await off_loop_to_the_end(finish, "cancelled", _CANCELLED_EARLY)
+            elif isinstance(stopped, (KeyboardInterrupt, GeneratorExit)):
                 finish("cancelled", _CANCELLED_EARLY)
             raise
 
@@ -336,7 +336,7 @@ class AskEngine:
         """
         from lore.core.compaction_due import compaction_due
 
-        if not await asyncio.to_thread(compaction_due, self.vault):
+        if not await off_loop(compaction_due, self.vault):
             return None
         # Only now the compaction machinery: most asks find nothing due.
         from lore.core.compaction import compact_if_due
@@ -344,7 +344,7 @@ class AskEngine:
 
         summariser = background_provider(self.vault.config.provider)
         try:
-            report = await asyncio.to_thread(compact_if_due, self.vault, provider=summariser)
+            report = await off_loop(compact_if_due, self.vault, provider=summariser)
         except LoreError as exc:
             return CompactionFailed(f"compaction after this answer failed: {exc.message}")
         return MemoryCompacted(report) if report is not None else None

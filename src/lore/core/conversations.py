@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +30,7 @@ _FOLDER = "conversations"
 
 def terminal_key() -> str:
     """This terminal, as steadily as the system says: its session, its tty, the machine."""
-    parts = [socket.gethostname()]
+    parts = [_host_name()]
     try:
         parts.append(f"session {os.getsid(0)}")
     except (AttributeError, OSError):
@@ -43,6 +42,16 @@ def terminal_key() -> str:
         except OSError:
             continue
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:16]
+
+
+def _host_name() -> str:
+    """The machine's name, as `socket.gethostname` gives it: from `uname` where there is one,
+    without loading the socket module for it."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    return socket.gethostname()
 
 
 @dataclass

@@ -16,7 +16,6 @@ of those messages (`lore.core.tokens`), so the sum of the sections is the prompt
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -40,7 +39,7 @@ from lore.core.tokens import (
     estimate_tokens,
     truncate_to_tokens,
 )
-from lore.core.turns import Turn
+from lore.core.turns import Turn, random_hex
 from lore.errors import BudgetError
 
 SectionName = Literal["instructions", "memory", "recent_turns", "evidence", "question"]
@@ -300,7 +299,7 @@ def build_pack(
     `MemoryStore.ranked`: the coarsest entries spanning the whole past, then finer detail).
     Raises BudgetError when the instructions and the question alone do not fit.
     """
-    nonce = nonce or secrets.token_hex(8)
+    nonce = nonce or random_hex(8)
     resolved = resolved_question or question
     budget = settings.budget_tokens
     pack = ContextPack(

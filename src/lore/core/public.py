@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from lore.core.history_export import turn_markdown, turn_summary
     from lore.core.ingest import IngestEvent, IngestReport
     from lore.core.links import WIKI_LINK
+    from lore.core.loop_free import run_without_loop
     from lore.core.memory_status import MemoryStatus
     from lore.core.metrics import MetricRecord, MetricsSummary, summarise
     from lore.core.notes import Note
@@ -132,6 +133,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "lore.core.metrics": ("MetricRecord", "MetricsSummary", "summarise"),
     "lore.core.notes": ("Note",),
     "lore.core.pack": ("ContextPack",),
+    "lore.core.loop_free": ("run_without_loop",),
     "lore.core.providers.base": ("Provider",),
     "lore.core.quarantine": (
         "OUTDATED_NOTICE",
@@ -228,6 +230,7 @@ __all__ = [
     "relay_ask",
     "remember_theme",
     "remembered_theme",
+    "run_without_loop",
     "summarise",
     "themes_at_start",
     "turn_markdown",

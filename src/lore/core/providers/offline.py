@@ -12,12 +12,12 @@ whole, never a cut one. The same messages always give the same answer.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
+from lore.core.loop_free import pass_turn
 from lore.core.pack import EVIDENCE_PREFIX
 from lore.core.passages import (
     continues,
@@ -335,6 +335,8 @@ class OfflineProvider:
     """A provider that needs no model: extractive, deterministic, always available."""
 
     name = "offline"
+    # It never waits on a socket or a timer: an ask with it can run without an event loop.
+    needs_event_loop = False
 
     def __init__(self, model: str = "extractive") -> None:
         self.model = model or "extractive"
@@ -348,7 +350,7 @@ class OfflineProvider:
             yield Chunk(text=piece)
             # Give a consumer the chance to cancel between words, as it could with a model.
             if index % 8 == 7:
-                await asyncio.sleep(0)
+                await pass_turn()
         yield Chunk(usage=Usage(), done=True)
 
     async def aclose(self) -> None:

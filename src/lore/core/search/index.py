@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pickle
 import re
-import shutil
 import threading
 from collections.abc import Callable, Iterable
 from contextlib import nullcontext
@@ -370,6 +369,10 @@ class NoteIndex:
         stats = list(files)
         try:
             if self.folder.exists():
+                # Here, not at the top: shutil brings the compression modules, which
+                # every search would load for the rare rebuild.
+                import shutil
+
                 shutil.rmtree(self.folder)
             self.folder.mkdir(parents=True)
             self._index = whoosh_index.create_in(str(self.folder), _schema())
