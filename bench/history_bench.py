@@ -24,7 +24,8 @@ Printed, not asserted:
   each in a vault of its own outside any repository as `lore init` makes one, so the commit
   of the memory written counts too (target: under 5 s); then `lore ask --json` in the vault
   `lore compact` made, reading the view of the archive an ask keeps, alternating with the
-  same ask reading the whole archive.
+  same ask reading the whole archive; and `lore compact` of 60 more turns at a time, as later
+  asks make it due, with what each adds to the vault's git objects.
 
     python bench/history_bench.py [--big N] [--compact-turns N] [--rebuild] [--only PART]
 """
@@ -268,10 +269,48 @@ def bench_lore_compact(source: Vault, turns: int) -> None:
             )
             if not options:
                 bench_ask_after_compaction(program, vault, turns)
+                bench_compactions_after(program, vault, source.layout.history)
 
 
 ASK_QUESTION = "what does the dict keys method return"
 ASK_ROUNDS = 9
+
+
+LATER_ROUNDS = 3
+LATER_TURNS = 60
+
+
+def bench_compactions_after(program: list[str], vault: Path, source: Path) -> None:
+    """`lore compact` as the asks after a long compaction make it due: 60 more turns at a
+    time (about 7,500 tokens, past the default threshold), each a new process, and what
+    each adds to the vault's git objects."""
+    with open(source, "rb") as handle:
+        lines = [handle.readline() for _ in range(LATER_ROUNDS * LATER_TURNS)]
+    objects = vault / ".git" / "objects"
+    seconds: list[float] = []
+    grown: list[int] = []
+    for round_number in range(LATER_ROUNDS):
+        with open(vault / "history.jsonl", "ab") as history:
+            for number in range(LATER_TURNS):
+                record = json.loads(lines[round_number * LATER_TURNS + number])
+                record["id"] = f"tlater{round_number:02d}{number:06d}"
+                history.write((json.dumps(record, ensure_ascii=False) + "\n").encode())
+        before = _tree_bytes(objects)
+        whole, result = timed_process([*program, "--vault", str(vault), "compact"])
+        if result.returncode != 0:
+            print("  a later lore compact failed:", result.stderr.strip().splitlines()[-1:])
+            return
+        seconds.append(whole)
+        grown.append(_tree_bytes(objects) - before)
+    print(
+        f"  `lore compact` of {LATER_TURNS} more turns at a time, {LATER_ROUNDS} times: "
+        f"{', '.join(f'{value:.2f}' for value in seconds)} s as a whole process; git objects "
+        f"grew {', '.join(f'{value / 1e6:.1f}' for value in grown)} MB"
+    )
+
+
+def _tree_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file())
 
 
 def bench_ask_after_compaction(program: list[str], vault: Path, turns: int) -> None:
