@@ -25,15 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from lore.core import record_fields as read
+from lore.core.derived_state import read_saved, save
 from lore.core.history import HistoryStore, decode_turn
 from lore.core.record_fields import ABSENT, RecordError
-from lore.core.storage import (
-    atomic_write_bytes,
-    atomic_write_stream,
-    file_identity,
-    read_regular_bytes,
-    settled,
-)
+from lore.core.storage import atomic_write_stream, file_identity, settled
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 
@@ -444,12 +439,8 @@ class PackView:
         known = self._known
         if known is not None and known[0] == identity and limit in (None, known[1]):
             return known[2]
-        try:
-            data = read_regular_bytes(self.path, self.MAX_BYTES)
-            saved = json.loads(data) if len(data) <= self.MAX_BYTES else None
-        except (OSError, ValueError):
-            return None
-        if not isinstance(saved, dict) or saved.get("format") != self.FORMAT:
+        saved = read_saved(self.path, self.MAX_BYTES)
+        if saved is None or saved.get("format") != self.FORMAT:
             return None
         if saved.get("archive") != identity:
             return None
@@ -473,21 +464,15 @@ class PackView:
         cannot take it, or the archive changed too recently to be told from an edit."""
         import time
 
-        from lore.core.lock import VaultLock
-        from lore.errors import LoreError
-
         if identity[1] is None or not settled(identity, time.time_ns()):
             return
         record = state.head_record()
         record["entries"] = [entry.to_record() for entry in ranked]
-        view = {"format": self.FORMAT, "archive": identity, "limit": limit, "state": record}
-        data = json.dumps(view, ensure_ascii=False).encode("utf-8")
-        try:
-            with VaultLock(self.lock, timeout_s=0).hold():
-                self.path.parent.mkdir(exist_ok=True)
-                atomic_write_bytes(self.path, data)
-        except (LoreError, OSError):
-            pass  # busy or full: the next ask reads the archive, nothing is lost
+        save(
+            self.path,
+            self.lock,
+            {"format": self.FORMAT, "archive": identity, "limit": limit, "state": record},
+        )
 
 
 def frontier_of(entries: list[MemoryEntry]) -> list[MemoryEntry]:

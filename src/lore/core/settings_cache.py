@@ -19,14 +19,12 @@ vault, and a damaged or foreign one is a miss.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lore.core.lock import VaultLock
-from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes
-from lore.errors import LoreError
+from lore.core.derived_state import read_saved, save
+from lore.core.storage import file_identity
 
 # Larger than the settings and the texts of two settings files of the largest size read
 # (lore.config.MAX_SETTINGS_BYTES); a bigger file is not ours.
@@ -55,25 +53,12 @@ class SettingsCache:
 
     def read(self, signature: list[Any]) -> dict[str, Any] | None:
         """The settings data saved for exactly this signature, or None."""
-        try:
-            data = read_regular_bytes(self.path, MAX_CACHE_BYTES)
-            if len(data) > MAX_CACHE_BYTES:
-                return None
-            saved = json.loads(data)
-        except (OSError, ValueError):
-            return None
-        if not isinstance(saved, dict) or saved.get("signature") != signature:
+        saved = read_saved(self.path, MAX_CACHE_BYTES)
+        if saved is None or saved.get("signature") != signature:
             return None
         settings = saved.get("settings")
         return settings if isinstance(settings, dict) else None
 
     def write(self, signature: list[Any], settings: dict[str, Any]) -> None:
         """Save validated settings; quietly does nothing where the vault cannot take it."""
-        data = json.dumps({"signature": signature, "settings": settings}, ensure_ascii=False)
-        try:
-            with VaultLock(self.lock, timeout_s=0).hold():
-                self.path.parent.mkdir(exist_ok=True)
-                atomic_write_bytes(self.path, data.encode("utf-8"))
-        except (LoreError, OSError):
-            # Busy or full: the settings are validated again next time, nothing is lost.
-            pass
+        save(self.path, self.lock, {"signature": signature, "settings": settings})
