@@ -132,6 +132,14 @@ def test_search_rich_and_json(capsys: pytest.CaptureFixture[str], sample_vault: 
     assert all({"path", "id", "title", "score", "snippet", "tags"} <= set(hit) for hit in hits)
     code, out, _ = run(capsys, "--vault", root, "search", "tag:moon")
     assert code == 0 and "hits for" in out
+    code, out, _ = run(capsys, "--vault", root, "search", "great", "red", "spot", "--limit", "3")
+    lines = out.splitlines()
+    # A numbered list: each hit's title and score on a line, its snippet indented below.
+    heading = next(number for number, line in enumerate(lines) if line.startswith("1. "))
+    title, score = lines[heading].removeprefix("1. ").rsplit("  ", 1)
+    assert title == hits[0]["title"] and float(score) == pytest.approx(hits[0]["score"], abs=0.01)
+    snippet = lines[heading + 1]
+    assert snippet.startswith("   ") and snippet.split()[1] in str(hits[0]["snippet"])
     code, out, _ = run(capsys, "--vault", root, "search", "zzzxqj")
     assert code == 0 and "No notes match" in out
     assert run_json(capsys, "--vault", root, "search", "zzzxqj") == []
