@@ -712,7 +712,12 @@ def _plan(
         f"{len(kept)} recent turns stay live"
     )
     new_state = MemoryState(
-        watermark=last_id, watermark_offset=last_end, updated=planner.now, entries=planner.entries
+        watermark=last_id,
+        watermark_offset=last_end,
+        updated=planner.now,
+        entries=planner.entries,
+        # The new entries come after every old one: the parts sealed so far stay as they are.
+        sealed=state.sealed,
     )
     # Opening the index can leave this call's frame in a reference cycle (whoosh keeps the
     # exception it caught while making its folder), and the frame keeps what its names

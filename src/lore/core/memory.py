@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,12 +27,21 @@ from typing import Any
 from lore.core import record_fields as read
 from lore.core.derived_state import read_saved, save
 from lore.core.history import HistoryStore, decode_turn
+from lore.core.memory_sealed import (
+    SealedPart,
+    SealedPartDamaged,
+    read_parts,
+    remove_unnamed,
+    seal,
+)
 from lore.core.record_fields import ABSENT, RecordError
 from lore.core.storage import atomic_write_stream, file_identity, settled
 from lore.core.turns import Turn
 from lore.core.vault import Vault
+from lore.errors import VaultError
 
-MEMORY_RECORD_VERSION = 1
+# 2: the oldest entries may be in sealed parts (lore.core.memory_sealed) that it lists.
+MEMORY_RECORD_VERSION = 2
 MEMORY_FILE_NAME = "memory.json"
 # How far back a conversation's live turns are looked for among everyone's.
 CONVERSATION_LOOKBACK = 256
@@ -111,7 +120,10 @@ class MemoryState:
     watermark: str | None = None
     watermark_offset: int = 0
     updated: str = ""
+    # Every entry, oldest first: those of the sealed parts, then those memory.json holds.
     entries: list[MemoryEntry] = field(default_factory=list)
+    # The parts the oldest entries are sealed in, in order.
+    sealed: list[SealedPart] = field(default_factory=list)
 
     @classmethod
     def model_validate(cls, record: Any) -> MemoryState:
@@ -130,7 +142,11 @@ class MemoryState:
             watermark_offset=read.as_written(get("watermark_offset", 0), int),
             updated=read.as_written(get("updated", ""), str),
             entries=[MemoryEntry.as_written(entry) for entry in entries],
+            sealed=[_sealed_part(part) for part in read.as_written(get("sealed", []), list)],
         )
+
+    def sealed_entries(self) -> int:
+        return sum(part.entries for part in self.sealed)
 
     def head_record(self) -> dict[str, Any]:
         """Every field but the entries, in the order the file lists them."""
@@ -142,27 +158,51 @@ class MemoryState:
         }
 
 
+def _sealed_part(record: Any) -> SealedPart:
+    if type(record) is not dict:
+        raise read.NotAsWritten
+    get = record.get
+    return SealedPart(
+        file=read.as_written(get("file", ABSENT), str),
+        entries=read.as_written(get("entries", ABSENT), int),
+        bytes=read.as_written(get("bytes", ABSENT), int),
+    )
+
+
+def _entry_of(record: Any) -> MemoryEntry:
+    """An entry of a sealed part: as written, or through pydantic (RecordError if not one)."""
+    return read.read_record(MemoryEntry, record, MemoryEntry.as_written)
+
+
 def render_state(state: MemoryState) -> str:
-    """JSON with one entry per line: valid for any reader, and still greppable by a person."""
-    return "".join(_rendered(state))
+    """memory.json: JSON with one entry per line, valid for any reader and still greppable
+    by a person, holding the entries its sealed parts do not."""
+    return "".join(_rendered(state, _entry_lines(state)))
 
 
-def _rendered(state: MemoryState) -> Iterator[str]:
-    """`render_state` in pieces, an entry at a time: a long archive is written without
-    holding its whole text (and each entry's as a dict) in memory at once."""
-    head_text = json.dumps(state.head_record(), ensure_ascii=False)[:-1]
-    if not state.entries:
-        yield f'{head_text}, "entries": []}}\n'
-        return
-    yield f'{head_text}, "entries": [\n'
-    separator = ""
+def _entry_lines(state: MemoryState) -> Iterator[str]:
+    """Each entry not in a sealed part as one line of JSON, oldest first: those after the
+    parts `state` has now, whatever parts are added while the lines are read."""
     # `json.dumps` makes an encoder of its own each time it is asked for other than ASCII:
     # one serves every entry of a long archive.
     encode = json.JSONEncoder(ensure_ascii=False).encode
-    for entry in state.entries:
-        yield separator + encode(entry.to_record())
+    return (encode(entry.to_record()) for entry in state.entries[state.sealed_entries() :])
+
+
+def _rendered(state: MemoryState, lines: Iterable[str]) -> Iterator[str]:
+    """`render_state` in pieces, an entry at a time: a long archive is written without
+    holding its whole text (and each entry's as a dict) in memory at once."""
+    head = state.head_record()
+    if state.sealed:
+        head["sealed"] = [part.to_record() for part in state.sealed]
+    head_text = json.dumps(head, ensure_ascii=False)[:-1]
+    separator = ""
+    for line in lines:
+        if not separator:
+            yield f'{head_text}, "entries": [\n'
+        yield separator + line
         separator = ",\n"
-    yield "\n]}\n"
+    yield "\n]}\n" if separator else f'{head_text}, "entries": []}}\n'
 
 
 class MemoryStore:
@@ -212,7 +252,15 @@ class MemoryStore:
     def _load(self) -> tuple[MemoryState, str | None]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            return MemoryState.model_validate(data), None
+            state = MemoryState.model_validate(data)
+            if state.sealed:
+                sealed = read_parts(self.path.parent, state.sealed, _entry_of)
+                state.entries = [*sealed, *state.entries]
+            return state, None
+        except SealedPartDamaged as exc:
+            return MemoryState(), (
+                f"{exc}; restore it from the vault's history, or move memory.json aside to reset"
+            )
         except (OSError, ValueError) as exc:
             # Reading as empty keeps asks working from the live history; nothing overwrites
             # the file while it is unreadable (compaction refuses).
@@ -223,8 +271,20 @@ class MemoryStore:
             return MemoryState(), f"{self.path} is unreadable ({reason}); move it aside to reset"
 
     def save(self, state: MemoryState) -> None:
-        """Replace the archive in one atomic step. The caller holds the vault lock."""
-        atomic_write_stream(self.path, lambda handle: handle.writelines(_rendered(state)))
+        """Replace the archive in one atomic step. The caller holds the vault lock.
+
+        `state` keeps the sealed parts of the archive it was planned from, and its entries
+        begin with theirs (entries are only ever added): only the entries after them are
+        written, those past `SEAL_BYTES` into new sealed parts, before memory.json names
+        them."""
+        if state.sealed_entries() > len(state.entries):
+            raise VaultError("the archive to save has fewer entries than its sealed parts")
+        folder = self.path.parent
+        state.sealed = list(state.sealed)
+        state.v = MEMORY_RECORD_VERSION
+        lines = seal(folder, state.sealed, _entry_lines(state))
+        atomic_write_stream(self.path, lambda handle: handle.writelines(_rendered(state, lines)))
+        remove_unnamed(folder, state.sealed)
         with self._guard:
             self._state, self._stamp, self.problem = state, None, None
 

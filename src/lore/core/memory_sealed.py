@@ -1,0 +1,151 @@
+"""Sealed parts of the memory archive: runs of its oldest entries, each in a file of its own.
+
+Entries are only ever added to the archive, never changed, so once a run of them is written
+it can stay as it is. `memory.json` lists the sealed parts in order, then holds the newest
+entries itself; a compaction writes its new entries there and seals them into a new part
+once they pass `SEAL_BYTES`. So a compaction in a vault with a long past rewrites (and
+commits to the vault's git history) a few hundred KB, not the whole archive: 100,000
+compacted turns made every later compaction write 15.6 MB again.
+
+A part is JSON Lines, one entry a line, named `sealed/NNNNNN.jsonl` under the memory folder
+and numbered from 1 in order. `memory.json` records each part's entry count and size, and a
+part that does not match them is reported as damaged, never read as fewer entries. Parts are
+written atomically before the `memory.json` that names them, so a crash in between leaves an
+unnamed part that the next compaction writes again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lore.core.storage import NotRegularFile, atomic_write_many, read_regular_bytes
+
+# A run of new entries is sealed once its lines pass this many bytes: what a compaction
+# rewrites of memory.json at most, beside its own entries.
+SEAL_BYTES = 256 << 10
+SEALED_FOLDER = "sealed"
+_PART_NAME = re.compile(r"sealed/(\d{6})\.jsonl")
+
+Entry = TypeVar("Entry")
+_Stamp = tuple[int, int, int]
+
+
+class SealedPartDamaged(ValueError):
+    """A sealed part that is missing, or not the entries `memory.json` says it holds."""
+
+
+@dataclass(slots=True, kw_only=True)
+class SealedPart:
+    """One sealed part as `memory.json` lists it: its file under the memory folder, how many
+    entries it holds, and its size in bytes."""
+
+    file: str
+    entries: int
+    bytes: int
+
+    def to_record(self) -> dict[str, Any]:
+        return {"file": self.file, "entries": self.entries, "bytes": self.bytes}
+
+
+def part_name(number: int) -> str:
+    return f"{SEALED_FOLDER}/{number:06d}.jsonl"
+
+
+# Parts read in this process, by path, while the file is unchanged: a sealed part never
+# changes, so a long-running app reads each once however often the archive is replaced.
+_read_parts: dict[Path, tuple[_Stamp, list[Any]]] = {}
+_read_guard = threading.Lock()
+
+
+def read_parts(
+    folder: Path, parts: list[SealedPart], entry_of: Callable[[Any], Entry]
+) -> list[Entry]:
+    """The entries of `parts`, in order, each line made an entry by `entry_of` (which raises
+    ValueError for a line that is not one); `SealedPartDamaged` names the first part that
+    is missing or not what `memory.json` says."""
+    entries: list[Entry] = []
+    for number, part in enumerate(parts, 1):
+        if part.file != part_name(number):
+            raise SealedPartDamaged(f"memory.json names {part.file!r} as sealed part {number}")
+        entries.extend(_read_part(folder / part.file, part, entry_of))
+    return entries
+
+
+def _read_part(path: Path, part: SealedPart, entry_of: Callable[[Any], Entry]) -> list[Entry]:
+    try:
+        info = os.stat(path)
+        stamp = (info.st_ino, info.st_mtime_ns, info.st_size)
+        with _read_guard:
+            known = _read_parts.get(path)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        data = read_regular_bytes(path, part.bytes)
+    except NotRegularFile:
+        raise SealedPartDamaged(f"{path} is not a regular file") from None
+    except FileNotFoundError:
+        raise SealedPartDamaged(f"{path} is missing") from None
+    except OSError as exc:
+        raise SealedPartDamaged(f"{path} cannot be read ({exc.strerror})") from None
+    if len(data) != part.bytes or not data.endswith(b"\n"):
+        raise SealedPartDamaged(f"{path} is not the {part.bytes:,} bytes memory.json names")
+    try:
+        # JSON writes a line break inside a string as "\\n": each one here ends an entry,
+        # and the part reads as one array in one call.
+        records = json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+        entries = list(map(entry_of, records))
+    except ValueError as exc:
+        raise SealedPartDamaged(f"{path} is damaged ({type(exc).__name__})") from None
+    if len(entries) != part.entries:
+        raise SealedPartDamaged(f"{path} holds {len(entries)} entries, not {part.entries}")
+    with _read_guard:
+        _read_parts[path] = (stamp, entries)
+    return entries
+
+
+def seal(folder: Path, parts: list[SealedPart], lines: Iterator[str]) -> list[str]:
+    """Seal the new entries' `lines` (JSON, one entry each, oldest first) into parts after
+    `parts`, a run of at least `SEAL_BYTES` at a time, and add those parts to `parts`.
+
+    Returns the lines of the entries left unsealed, for `memory.json` to hold. The caller
+    holds the vault lock, and writes the `memory.json` that names the new parts once this
+    returns."""
+    files: list[tuple[Path, bytes]] = []
+    run: list[bytes] = []
+    run_bytes = 0
+    for line in lines:
+        data = (line + "\n").encode("utf-8")
+        run.append(data)
+        run_bytes += len(data)
+        if run_bytes >= SEAL_BYTES:
+            name = part_name(len(parts) + 1)
+            files.append((folder / name, b"".join(run)))
+            parts.append(SealedPart(file=name, entries=len(run), bytes=run_bytes))
+            run, run_bytes = [], 0
+    if files:
+        atomic_write_many(files)
+    return [data[:-1].decode("utf-8") for data in run]
+
+
+def remove_unnamed(folder: Path, parts: list[SealedPart]) -> None:
+    """Remove the part files the archive just written does not name: those a crash left,
+    written before an archive that would have named them and was not written. Every part
+    an earlier archive named, this one names too."""
+    named = {part.file for part in parts}
+    try:
+        found = os.listdir(folder / SEALED_FOLDER)
+    except OSError:
+        return
+    for name in found:
+        relative = f"{SEALED_FOLDER}/{name}"
+        if _PART_NAME.fullmatch(relative) and relative not in named:
+            try:
+                os.unlink(folder / relative)
+            except OSError:
+                pass  # left for the next compaction: it is never read

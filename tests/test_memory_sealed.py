@@ -1,0 +1,270 @@
+"""A long archive's oldest entries are sealed in parts that later compactions leave alone."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from history_helpers import assert_every_turn_accounted_for, bulk_append, configure, random_turn
+from lore.cli import main
+from lore.core import memory_sealed
+from lore.core.compaction import compact
+from lore.core.doctor import examine
+from lore.core.memory import MemoryState, MemoryStore, render_state
+from lore.core.vault import Vault, init_vault
+from lore.errors import VaultError
+
+SETTINGS = {"threshold": 150, "keep": 3, "budget": 200, "fanout": 3}
+# Small enough that a few hundred turns fill several parts.
+SEAL_BYTES = 2048
+
+
+@pytest.fixture(autouse=True)
+def small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory_sealed, "SEAL_BYTES", SEAL_BYTES)
+
+
+def add_turns(vault: Vault, count: int, seed: int, first: int = 0) -> None:
+    configure(vault, **SETTINGS)
+    rng = random.Random(seed)
+    bulk_append(vault, [random_turn(rng, first + number) for number in range(count)])
+
+
+def archive(vault: Vault) -> dict:
+    return json.loads((vault.layout.memory / "memory.json").read_text(encoding="utf-8"))
+
+
+def parts(vault: Vault) -> dict[str, bytes]:
+    folder = vault.layout.memory / "sealed"
+    return {path.name: path.read_bytes() for path in sorted(folder.glob("*"))}
+
+
+def records(state: MemoryState) -> list[dict]:
+    return [entry.to_record() for entry in state.entries]
+
+
+def test_a_long_archive_seals_its_oldest_entries_and_reads_back_whole(vault: Vault) -> None:
+    add_turns(vault, 300, seed=1)
+    assert compact(vault).compacted
+    head = archive(vault)
+    assert head["v"] == 2
+    sealed = head["sealed"]
+    assert len(sealed) >= 3
+    assert [part["file"] for part in sealed] == [
+        f"sealed/{number:06d}.jsonl" for number in range(1, len(sealed) + 1)
+    ]
+    for part in sealed:
+        data = (vault.layout.memory / part["file"]).read_bytes()
+        assert len(data) == part["bytes"] >= SEAL_BYTES
+        # JSON Lines, an entry a line: greppable like memory.json.
+        assert len(data.splitlines()) == part["entries"]
+    # What memory.json holds itself is less than one more part.
+    inline = "\n".join(json.dumps(entry, ensure_ascii=False) for entry in head["entries"])
+    assert len(inline.encode()) < SEAL_BYTES
+    state = MemoryStore(vault).state()
+    assert len(state.entries) == sum(part["entries"] for part in sealed) + len(head["entries"])
+    assert render_state(state) == (vault.layout.memory / "memory.json").read_text()
+    assert_every_turn_accounted_for(vault)
+
+
+def test_sealing_changes_no_entry_and_no_turn_covered(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_turns(vault, 300, seed=2)
+    compact(vault)
+    add_turns(vault, 120, seed=3, first=1000)
+    compact(vault)
+    sealed = MemoryStore(vault).state()
+    # The same history compacted the same way with nothing sealed.
+    monkeypatch.setattr(memory_sealed, "SEAL_BYTES", 1 << 40)
+    root = init_vault(tmp_path / "plain", "Plain")
+    plain = Vault.open(root)
+    add_turns(plain, 300, seed=2)
+    compact(plain)
+    add_turns(plain, 120, seed=3, first=1000)
+    compact(plain)
+    whole = MemoryStore(plain).state()
+    assert "sealed" not in archive(plain)
+    assert not (plain.layout.memory / "sealed").exists()
+    strip = [{**record, "created": ""} for record in records(whole)]
+    assert [{**record, "created": ""} for record in records(sealed)] == strip
+    assert (sealed.watermark, sealed.watermark_offset) == (whole.watermark, whole.watermark_offset)
+    plain.close()
+
+
+def test_a_later_compaction_leaves_the_sealed_parts_as_they_were(vault: Vault) -> None:
+    add_turns(vault, 300, seed=4)
+    compact(vault)
+    before = parts(vault)
+    folder = vault.layout.memory / "sealed"
+    stats = {path.name: path.stat() for path in folder.glob("*")}
+    old = records(MemoryStore(vault).state())
+    add_turns(vault, 40, seed=5, first=1000)
+    report = compact(vault)
+    assert report.compacted
+    after = parts(vault)
+    # Every part there was is still there, the very same file; new ones may follow.
+    for name, data in before.items():
+        assert after[name] == data
+        assert (folder / name).stat().st_ino == stats[name].st_ino
+        assert (folder / name).stat().st_mtime_ns == stats[name].st_mtime_ns
+    state = MemoryStore(vault).state()
+    assert records(state)[: len(old)] == old
+    assert [entry.id for entry in state.entries[len(old) :]] == [
+        entry.id for entry in report.entries_written
+    ]
+    assert_every_turn_accounted_for(vault)
+
+
+def test_an_archive_written_before_parts_existed_is_read_then_sealed(vault: Vault) -> None:
+    add_turns(vault, 300, seed=6)
+    compact(vault)
+    state = MemoryStore(vault).state()
+    # Version 1: every entry in memory.json itself.
+    head = state.head_record()
+    head["v"] = 1
+    head["entries"] = records(state)
+    (vault.layout.memory / "memory.json").write_text(json.dumps(head), encoding="utf-8")
+    for path in (vault.layout.memory / "sealed").glob("*"):
+        path.unlink()
+    store = MemoryStore(vault)
+    assert records(store.state()) == records(state)
+    assert store.problem is None
+    add_turns(vault, 40, seed=7, first=1000)
+    assert compact(vault).compacted
+    assert archive(vault)["v"] == 2
+    assert archive(vault)["sealed"]
+    assert records(MemoryStore(vault).state())[: len(state.entries)] == records(state)
+    assert_every_turn_accounted_for(vault)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda path: path.unlink(), id="missing"),
+        pytest.param(lambda path: path.write_bytes(path.read_bytes()[:-40]), id="cut short"),
+        pytest.param(lambda path: path.write_bytes(path.read_bytes() + b"{}\n"), id="longer"),
+        pytest.param(
+            lambda path: path.write_bytes(
+                path.read_bytes().replace(b'"level": ', b'"level":  ', 1)[:-1]
+            ),
+            id="same size, last line torn",
+        ),
+        pytest.param(
+            lambda path: path.write_bytes(path.read_bytes().replace(b"}\n", b"}\n\n", 1)[:-1]),
+            id="a line split in two",
+        ),
+    ],
+)
+def test_a_damaged_part_is_reported_and_compaction_refuses(
+    vault: Vault, damage, capsys: pytest.CaptureFixture[str]
+) -> None:
+    add_turns(vault, 300, seed=8)
+    compact(vault)
+    before = parts(vault)
+    damage(vault.layout.memory / "sealed" / "000002.jsonl")
+    store = MemoryStore(vault)
+    assert store.state().entries == []
+    assert store.problem is not None and "000002.jsonl" in store.problem
+    [finding] = [f for f in examine(vault).findings if f.kind == "memory"]
+    assert "000002.jsonl" in finding.message
+    add_turns(vault, 40, seed=9, first=1000)
+    with pytest.raises(VaultError, match="compaction refused"):
+        compact(vault)
+    # Nothing else was touched, and an ask still works from the live history.
+    after = parts(vault)
+    assert {name: data for name, data in after.items() if name != "000002.jsonl"} == {
+        name: data for name, data in before.items() if name != "000002.jsonl"
+    }
+    root = str(vault.root)
+    assert main(["--vault", root, "--provider", "offline", "ask", "--json", "mars rings?"]) == 0
+    assert json.loads(capsys.readouterr().out)["turn"]["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    "named", ["../memory.json", "sealed/../../lore.yaml", "/etc/passwd", "sealed/000009.jsonl"]
+)
+def test_a_part_named_out_of_place_is_never_read(vault: Vault, named: str) -> None:
+    add_turns(vault, 300, seed=10)
+    compact(vault)
+    path = vault.layout.memory / "memory.json"
+    head = json.loads(path.read_text(encoding="utf-8"))
+    head["sealed"][0]["file"] = named
+    path.write_text(json.dumps(head), encoding="utf-8")
+    store = MemoryStore(vault)
+    assert store.state().entries == []
+    assert store.problem is not None and "sealed part 1" in store.problem
+
+
+CHILD = textwrap.dedent(
+    """
+    import os, sys
+    from pathlib import Path
+    from lore.core import memory_sealed
+    from lore.core.compaction import compact
+    from lore.core.vault import Vault
+
+    memory_sealed.SEAL_BYTES = {seal}
+    vault = Vault.open(Path(sys.argv[1]))
+    settings = vault.config.history
+    settings.compact_threshold_tokens = {threshold}
+    settings.keep_recent_turns = {keep}
+    settings.memory_budget_tokens = {budget}
+    settings.memory_fanout = {fanout}
+    real_replace = os.replace
+    def crashing_replace(source, target):
+        if str(target).endswith("memory.json"):
+            os._exit(9)
+        real_replace(source, target)
+    os.replace = crashing_replace
+    compact(vault)
+    """
+)
+
+
+def test_a_crash_after_new_parts_before_the_archive_keeps_the_old_one(vault: Vault) -> None:
+    add_turns(vault, 300, seed=11)
+    compact(vault)
+    before_text = (vault.layout.memory / "memory.json").read_text()
+    before_parts = parts(vault)
+    add_turns(vault, 300, seed=12, first=1000)
+    script = CHILD.format(seal=SEAL_BYTES, **SETTINGS)
+    result = subprocess.run(
+        [sys.executable, "-c", script, str(vault.root)], capture_output=True, text=True
+    )
+    assert result.returncode == 9, result.stderr
+    # The crash came after new parts were written: the archive is the old one all the same.
+    stray = set(parts(vault)) - set(before_parts)
+    assert stray
+    assert (vault.layout.memory / "memory.json").read_text() == before_text
+    assert_every_turn_accounted_for(vault)
+    # The next compaction writes its own parts where the stray ones were, and leaves none
+    # that its archive does not name.
+    assert compact(vault).compacted
+    named = {Path(part["file"]).name for part in archive(vault)["sealed"]}
+    assert set(parts(vault)) == named
+    assert all(parts(vault)[name] == data for name, data in before_parts.items())
+    assert_every_turn_accounted_for(vault)
+
+
+def test_a_later_compaction_commits_no_sealed_part_again(vault: Vault) -> None:
+    add_turns(vault, 300, seed=13)
+    compact(vault)
+    first_parts = parts(vault)
+    assert first_parts
+    add_turns(vault, 40, seed=14, first=1000)
+    compact(vault)
+    changed = subprocess.run(
+        ["git", "-C", str(vault.root), "show", "--format=", "--name-only", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert "memory/memory.json" in changed
+    assert not set(changed) & {f"memory/sealed/{name}" for name in first_parts}
