@@ -177,3 +177,28 @@ def test_atomic_write_json_is_stable_and_unicode(tmp_path: Path) -> None:
     text = target.read_text(encoding="utf-8")
     assert text.index('"a"') < text.index('"b"') and "Ærø" in text
     assert os.stat(target).st_size == len(text.encode())
+
+
+@pytest.mark.parametrize("sync_each", [False, True])
+def test_a_batch_is_synced_once_for_the_disk_or_file_by_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sync_each: bool
+) -> None:
+    whole_disk: list[None] = []
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "sync", lambda: whole_disk.append(None))
+
+    def counting_fsync(fd: int) -> None:
+        synced.append(fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", counting_fsync)
+    files = [(tmp_path / f"part-{number}", f"part {number}\n".encode()) for number in range(6)]
+    storage.atomic_write_many(files, sync_each=sync_each)
+    assert [path.read_bytes() for path, _ in files] == [data for _, data in files]
+    if sync_each:
+        # Never the whole disk: another program's unwritten data is not waited for.
+        assert not whole_disk
+        assert len(synced) >= len(files)
+    else:
+        assert len(whole_disk) == 1

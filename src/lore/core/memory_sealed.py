@@ -129,7 +129,9 @@ def seal(folder: Path, parts: list[SealedPart], lines: Iterator[str]) -> list[st
             parts.append(SealedPart(file=name, entries=len(run), bytes=run_bytes))
             run, run_bytes = [], 0
     if files:
-        atomic_write_many(files)
+        # The history a long backlog was just read from may still be in the disk's cache,
+        # unwritten (an import, a copy): a sync of the whole disk would wait for it too.
+        atomic_write_many(files, sync_each=True)
     return [data[:-1].decode("utf-8") for data in run]
 
 

@@ -120,11 +120,13 @@ def atomic_write_stream(path: Path, produce: Callable[[Any], T], *, binary: bool
     return result
 
 
-def atomic_write_many(files: list[tuple[Path, bytes]]) -> None:
+def atomic_write_many(files: list[tuple[Path, bytes]], *, sync_each: bool = False) -> None:
     """Replace several files, each atomically, with one sync for the whole batch.
 
     Every temporary file is written and synced before any is renamed into place, so each
     file is still old or new, never half, and a crash leaves only stray .tmp files.
+    `sync_each` syncs the files one by one, never the whole disk: for a few large files,
+    whose wait should not depend on what other programs left unwritten.
     """
     import tempfile
 
@@ -138,7 +140,7 @@ def atomic_write_many(files: list[tuple[Path, bytes]]) -> None:
             written.append((temp_name, path))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
-        if len(written) > 3:
+        if len(written) > 3 and not sync_each:
             # One sync for the batch costs about as much as three fsyncs here.
             os.sync()
         else:
