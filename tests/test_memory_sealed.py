@@ -268,3 +268,23 @@ def test_a_later_compaction_commits_no_sealed_part_again(vault: Vault) -> None:
     ).stdout.split()
     assert "memory/memory.json" in changed
     assert not set(changed) & {f"memory/sealed/{name}" for name in first_parts}
+
+
+def test_a_part_listed_not_as_lore_writes_it_is_read_by_pydantic(vault: Vault) -> None:
+    add_turns(vault, 300, seed=15)
+    compact(vault)
+    expected = records(MemoryStore(vault).state())
+    path = vault.layout.memory / "memory.json"
+    head = json.loads(path.read_text(encoding="utf-8"))
+    # An older writer's counts as text, and a key this version does not know.
+    head["sealed"][0]["bytes"] = str(head["sealed"][0]["bytes"])
+    head["sealed"][1]["checksum"] = "abc"
+    path.write_text(json.dumps(head), encoding="utf-8")
+    store = MemoryStore(vault)
+    assert records(store.state()) == expected
+    assert store.problem is None
+    head["sealed"][0]["entries"] = "many"
+    path.write_text(json.dumps(head), encoding="utf-8")
+    store = MemoryStore(vault)
+    assert store.state().entries == []
+    assert store.problem is not None and "memory.json is unreadable" in store.problem

@@ -21,10 +21,10 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.storage import NotRegularFile, atomic_write_many, read_regular_bytes
 
 # A run of new entries is sealed once its lines pass this many bytes: what a compaction
@@ -41,7 +41,8 @@ class SealedPartDamaged(ValueError):
     """A sealed part that is missing, or not the entries `memory.json` says it holds."""
 
 
-@dataclass(slots=True, kw_only=True)
+# An archive lists a few dozen parts at most, and every ask imports this module.
+@dataclass_lite
 class SealedPart:
     """One sealed part as `memory.json` lists it: its file under the memory folder, how many
     entries it holds, and its size in bytes."""
