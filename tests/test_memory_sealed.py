@@ -13,10 +13,12 @@ import pytest
 
 from history_helpers import assert_every_turn_accounted_for, bulk_append, configure, random_turn
 from lore.cli import main
+from lore.core import memory as memory_module
 from lore.core import memory_sealed
 from lore.core.compaction import compact
 from lore.core.doctor import examine
-from lore.core.memory import MemoryState, MemoryStore, render_state
+from lore.core.history import HistoryStore
+from lore.core.memory import MemoryState, MemoryStore, frontier_of, render_state
 from lore.core.vault import Vault, init_vault
 from lore.errors import VaultError
 
@@ -49,6 +51,16 @@ def records(state: MemoryState) -> list[dict]:
     return [entry.to_record() for entry in state.entries]
 
 
+def by_level(state: MemoryState, *, created: bool = True) -> dict[int, list[dict]]:
+    """Each level's entries in order, as the archive's readers group them."""
+    grouped: dict[int, list[dict]] = {}
+    for record in records(state):
+        grouped.setdefault(record["level"], []).append(
+            record if created else {**record, "created": ""}
+        )
+    return grouped
+
+
 def test_a_long_archive_seals_its_oldest_entries_and_reads_back_whole(vault: Vault) -> None:
     add_turns(vault, 300, seed=1)
     assert compact(vault).compacted
@@ -64,12 +76,24 @@ def test_a_long_archive_seals_its_oldest_entries_and_reads_back_whole(vault: Vau
         assert len(data) == part["bytes"] >= SEAL_BYTES
         # JSON Lines, an entry a line: greppable like memory.json.
         assert len(data.splitlines()) == part["entries"]
-    # What memory.json holds itself is less than one more part.
-    inline = "\n".join(json.dumps(entry, ensure_ascii=False) for entry in head["entries"])
-    assert len(inline.encode()) < SEAL_BYTES
     state = MemoryStore(vault).state()
     assert len(state.entries) == sum(part["entries"] for part in sealed) + len(head["entries"])
     assert render_state(state) == (vault.layout.memory / "memory.json").read_text()
+    # Only covered entries are sealed: the frontier is all in memory.json, with fewer
+    # covered entries than would fill one more part.
+    covered = {child for entry in state.entries if entry.level > 1 for child in entry.covers}
+    held = {entry["id"] for entry in head["entries"]}
+    assert {entry.id for entry in frontier_of(state.entries)} <= held
+    assert all(entry.id in covered for entry in state.entries if entry.id not in held)
+    waiting = [entry for entry in head["entries"] if entry["id"] in covered]
+    assert len("\n".join(json.dumps(entry) for entry in waiting)) < SEAL_BYTES
+    for part in sealed:
+        lines = (vault.layout.memory / part["file"]).read_text().splitlines()
+        counted: dict[str, int] = {}
+        for line in lines:
+            level = str(json.loads(line)["level"])
+            counted[level] = counted.get(level, 0) + 1
+        assert part["levels"] == counted
     assert_every_turn_accounted_for(vault)
 
 
@@ -92,8 +116,7 @@ def test_sealing_changes_no_entry_and_no_turn_covered(
     whole = MemoryStore(plain).state()
     assert "sealed" not in archive(plain)
     assert not (plain.layout.memory / "sealed").exists()
-    strip = [{**record, "created": ""} for record in records(whole)]
-    assert [{**record, "created": ""} for record in records(sealed)] == strip
+    assert by_level(sealed, created=False) == by_level(whole, created=False)
     assert (sealed.watermark, sealed.watermark_offset) == (whole.watermark, whole.watermark_offset)
     plain.close()
 
@@ -104,7 +127,7 @@ def test_a_later_compaction_leaves_the_sealed_parts_as_they_were(vault: Vault) -
     before = parts(vault)
     folder = vault.layout.memory / "sealed"
     stats = {path.name: path.stat() for path in folder.glob("*")}
-    old = records(MemoryStore(vault).state())
+    old = by_level(MemoryStore(vault).state())
     add_turns(vault, 40, seed=5, first=1000)
     report = compact(vault)
     assert report.compacted
@@ -114,11 +137,13 @@ def test_a_later_compaction_leaves_the_sealed_parts_as_they_were(vault: Vault) -
         assert after[name] == data
         assert (folder / name).stat().st_ino == stats[name].st_ino
         assert (folder / name).stat().st_mtime_ns == stats[name].st_mtime_ns
+    # Each level's entries as they were, then the new ones.
     state = MemoryStore(vault).state()
-    assert records(state)[: len(old)] == old
-    assert [entry.id for entry in state.entries[len(old) :]] == [
-        entry.id for entry in report.entries_written
-    ]
+    new = {entry.id for entry in report.entries_written}
+    for level, entries in by_level(state).items():
+        kept = [entry for entry in entries if entry["id"] not in new]
+        assert kept == old.get(level, [])
+        assert entries[: len(kept)] == kept
     assert_every_turn_accounted_for(vault)
 
 
@@ -140,30 +165,34 @@ def test_an_archive_written_before_parts_existed_is_read_then_sealed(vault: Vaul
     assert compact(vault).compacted
     assert archive(vault)["v"] == 2
     assert archive(vault)["sealed"]
-    assert records(MemoryStore(vault).state())[: len(state.entries)] == records(state)
+    after = by_level(MemoryStore(vault).state())
+    for level, entries in by_level(state).items():
+        assert after[level][: len(entries)] == entries
     assert_every_turn_accounted_for(vault)
 
 
 @pytest.mark.parametrize(
-    "damage",
+    ("damage", "damaged_size"),
     [
-        pytest.param(lambda path: path.unlink(), id="missing"),
-        pytest.param(lambda path: path.write_bytes(path.read_bytes()[:-40]), id="cut short"),
-        pytest.param(lambda path: path.write_bytes(path.read_bytes() + b"{}\n"), id="longer"),
+        pytest.param(lambda path: path.unlink(), True, id="missing"),
+        pytest.param(lambda path: path.write_bytes(path.read_bytes()[:-40]), True, id="cut short"),
+        pytest.param(lambda path: path.write_bytes(path.read_bytes() + b"{}\n"), True, id="longer"),
         pytest.param(
             lambda path: path.write_bytes(
                 path.read_bytes().replace(b'"level": ', b'"level":  ', 1)[:-1]
             ),
+            False,
             id="same size, last line torn",
         ),
         pytest.param(
             lambda path: path.write_bytes(path.read_bytes().replace(b"}\n", b"}\n\n", 1)[:-1]),
+            False,
             id="a line split in two",
         ),
     ],
 )
 def test_a_damaged_part_is_reported_and_compaction_refuses(
-    vault: Vault, damage, capsys: pytest.CaptureFixture[str]
+    vault: Vault, damage, damaged_size: bool, capsys: pytest.CaptureFixture[str]
 ) -> None:
     add_turns(vault, 300, seed=8)
     compact(vault)
@@ -175,13 +204,22 @@ def test_a_damaged_part_is_reported_and_compaction_refuses(
     [finding] = [f for f in examine(vault).findings if f.kind == "memory"]
     assert "000002.jsonl" in finding.message
     add_turns(vault, 40, seed=9, first=1000)
-    with pytest.raises(VaultError, match="compaction refused"):
-        compact(vault)
+    if damaged_size:
+        with pytest.raises(VaultError, match="compaction refused"):
+            compact(vault)
+    else:
+        # A compaction reads no part, only checks each is there at its size; it writes
+        # none of them again, so the damage is left for a person to mend, and said.
+        assert compact(vault).compacted
+        after_compaction = MemoryStore(vault)
+        assert after_compaction.state().entries == []
+        assert after_compaction.problem is not None
+        assert "000002.jsonl" in after_compaction.problem
     # Nothing else was touched, and an ask still works from the live history.
     after = parts(vault)
-    assert {name: data for name, data in after.items() if name != "000002.jsonl"} == {
-        name: data for name, data in before.items() if name != "000002.jsonl"
-    }
+    assert {name: data for name, data in before.items() if name != "000002.jsonl"}.items() <= {
+        name: data for name, data in after.items() if name != "000002.jsonl"
+    }.items()
     root = str(vault.root)
     assert main(["--vault", root, "--provider", "offline", "ask", "--json", "mars rings?"]) == 0
     assert json.loads(capsys.readouterr().out)["turn"]["status"] == "ok"
@@ -288,3 +326,99 @@ def test_a_part_listed_not_as_lore_writes_it_is_read_by_pydantic(vault: Vault) -
     store = MemoryStore(vault)
     assert store.state().entries == []
     assert store.problem is not None and "memory.json is unreadable" in store.problem
+
+
+def compacted_twice(vault: Vault) -> MemoryState:
+    add_turns(vault, 300, seed=16)
+    compact(vault)
+    add_turns(vault, 120, seed=17, first=1000)
+    assert compact(vault).compacted
+    return MemoryStore(vault).state()
+
+
+def test_a_later_compaction_reads_memory_json_alone(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add_turns(vault, 300, seed=16)
+    compact(vault)
+    assert archive(vault)["sealed"]
+
+    def unread(*args: object) -> None:
+        raise AssertionError("a sealed part was read")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(memory_sealed, "_read_part", unread)
+        add_turns(vault, 120, seed=17, first=1000)
+        report = compact(vault)
+    assert report.compacted
+    state = MemoryStore(vault).state()
+    # Its report counts the sealed entries too.
+    assert report.levels == {level: len(entries) for level, entries in by_level(state).items()}
+    # The very archive a compaction reading every entry makes.
+    root = init_vault(tmp_path / "plain", "Plain")
+    plain = Vault.open(root)
+    monkeypatch.setattr(memory_sealed, "SEAL_BYTES", 1 << 40)
+    whole = compacted_twice(plain)
+    assert by_level(state, created=False) == by_level(whole, created=False)
+    plain.close()
+    assert_every_turn_accounted_for(vault)
+
+
+def test_parts_without_their_levels_are_read_whole_by_a_compaction(vault: Vault) -> None:
+    add_turns(vault, 300, seed=18)
+    compact(vault)
+    path = vault.layout.memory / "memory.json"
+    head = json.loads(path.read_text(encoding="utf-8"))
+    for part in head["sealed"]:
+        del part["levels"]
+    path.write_text(json.dumps(head), encoding="utf-8")
+    assert MemoryStore(vault).head().complete
+    add_turns(vault, 120, seed=19, first=1000)
+    report = compact(vault)
+    assert report.compacted
+    ids = [entry.id for entry in MemoryStore(vault).state().entries]
+    assert len(ids) == len(set(ids))
+    assert_every_turn_accounted_for(vault)
+
+
+def cut_out_watermark_turn(vault: Vault) -> None:
+    watermark = MemoryStore(vault).state().watermark
+    lines = vault.layout.history.read_bytes().splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["id"] != watermark]
+    assert len(kept) == len(lines) - 1
+    vault.layout.history.write_bytes(b"".join(kept))
+
+
+def test_with_the_watermark_turn_gone_every_covered_turn_is_still_known(vault: Vault) -> None:
+    add_turns(vault, 300, seed=20)
+    compact(vault)
+    cut_out_watermark_turn(vault)
+    add_turns(vault, 120, seed=21, first=1000)
+    assert compact(vault).compacted
+    # Each turn of the history is live or covered by one level-1 entry, never both: the
+    # turns the sealed entries cover were not taken for live ones.
+    store = MemoryStore(vault)
+    covered = [
+        turn_id for entry in store.state().entries if entry.level == 1 for turn_id in entry.covers
+    ]
+    assert len(covered) == len(set(covered))
+    live = {turn.id for turn in store.live_turns()}
+    assert not live & set(covered)
+    assert {turn.id for turn in HistoryStore(vault).iter_turns()} <= live | set(covered)
+
+
+def test_with_the_watermark_turn_gone_a_damaged_part_stops_compaction(vault: Vault) -> None:
+    add_turns(vault, 300, seed=22)
+    compact(vault)
+    cut_out_watermark_turn(vault)
+    part = vault.layout.memory / "sealed" / "000001.jsonl"
+    part.write_bytes(part.read_bytes().replace(b"}\n", b"}\n\n", 1)[:-1])
+    # Found damaged by a process that has not read the archive before: this one forgets
+    # what it read of it (parts never change, so a process keeps what it read).
+    memory_module._parsed.clear()
+    memory_sealed._read_parts.clear()
+    before = (vault.layout.memory / "memory.json").read_bytes()
+    add_turns(vault, 120, seed=23, first=1000)
+    with pytest.raises(VaultError, match=r"000001\.jsonl"):
+        compact(vault)
+    assert (vault.layout.memory / "memory.json").read_bytes() == before

@@ -453,9 +453,8 @@ class _Planner:
         self.entry_tokens = entry_tokens
         self.fanout = fanout
         self.written: list[MemoryEntry] = []
-        self._next: dict[int, int] = {}
-        for entry in self.entries:
-            self._next[entry.level] = self._next.get(entry.level, 0) + 1
+        # Counted with the sealed entries the state may not hold.
+        self._next: dict[int, int] = state.level_counts()
         self.now = utc_now()
 
     def _new_id(self, level: int) -> str:
@@ -549,12 +548,12 @@ def compact(
         vault.ensure_writable()
     store = MemoryStore(vault)
     if provider is not None and not dry_run:
-        state = store.state()
+        state = store.head()
         report, new_state = _plan(vault, store, state, provider, dry_run=False)
         if new_state is None:
             return report
         with vault.operation("compact", actor="lore", summary=_summary(report)):
-            if _fingerprint(MemoryStore(vault).state()) != _fingerprint(state):
+            if _fingerprint(MemoryStore(vault).head()) != _fingerprint(state):
                 report.compacted = False
                 report.reason = "another compaction changed the archive first; nothing was written"
                 return report
@@ -565,7 +564,7 @@ def compact(
     )
     with recording as operation:
         with _collector_paused():
-            report, new_state = _plan(vault, store, store.state(), None, dry_run=dry_run)
+            report, new_state = _plan(vault, store, store.head(), None, dry_run=dry_run)
             if new_state is not None and operation is not None:
                 store.save(new_state)
         if new_state is not None and operation is not None:
@@ -598,7 +597,7 @@ def _summary(report: CompactionReport) -> str:
 
 
 def _fingerprint(state: MemoryState) -> tuple[object, ...]:
-    return (state.watermark, state.watermark_offset, len(state.entries), state.updated)
+    return (state.watermark, state.watermark_offset, state.entry_count(), state.updated)
 
 
 def _plan(
@@ -622,7 +621,7 @@ def _plan(
         watermark_after=state.watermark,
         memory_tokens_before=sum(entry.tokens for entry in frontier_of(state.entries)),
     )
-    start, covered = store.live_start()
+    start, covered = store.live_start(state)
     entry_tokens = max(_MIN_ENTRY_TOKENS, settings.memory_budget_tokens // settings.memory_fanout)
     digest: Digest
     if provider is not None:
@@ -665,7 +664,7 @@ def _plan(
         tokens for _, _, tokens, _, _ in live
     )
     report.memory_tokens_after = report.memory_tokens_before
-    report.levels = _level_counts(state.entries)
+    report.levels = state.level_counts()
     if report.live_tokens_before <= settings.compact_threshold_tokens:
         report.reason = (
             f"live history is {report.live_tokens_before:,} of "
@@ -705,7 +704,6 @@ def _plan(
     report.live_turns_after = len(kept)
     report.live_tokens_after = sum(tokens for _, _, tokens, _, _ in kept)
     report.memory_tokens_after = sum(e.tokens for e in frontier_of(planner.entries))
-    report.levels = _level_counts(planner.entries)
     verb = "would cover" if dry_run else "covered"
     report.reason = (
         f"{verb} {len(to_cover):,} turns in {len(planner.written):,} memory entries; "
@@ -718,7 +716,9 @@ def _plan(
         entries=planner.entries,
         # The new entries come after every old one: the parts sealed so far stay as they are.
         sealed=state.sealed,
+        complete=state.complete,
     )
+    report.levels = new_state.level_counts()
     # Opening the index can leave this call's frame in a reference cycle (whoosh keeps the
     # exception it caught while making its folder), and the frame keeps what its names
     # still hold until the collector runs: then it would walk every live turn for nothing.

@@ -6,7 +6,10 @@ either live (after the watermark, read straight from history.jsonl) or covered b
 level-1 entry, and every entry is covered by at most one entry a level up. The entries no
 other entry covers, the frontier, together cover the whole compacted past once.
 
-The state is one file replaced atomically, so a crash leaves the old archive or the new one.
+The state is memory.json, replaced atomically, so a crash leaves the old archive or the new
+one; it holds the frontier and the newest entries, and lists the sealed parts that hold the
+rest (lore.core.memory_sealed), written once each before the memory.json that names them.
+A compaction reads memory.json alone (`MemoryStore.head`); every other reader, every entry.
 
 Entries are plain dataclasses, read back as the turns are (lore.core.record_fields): every ask
 reads the archive, and importing pydantic and building its models cost an ask more than the
@@ -28,8 +31,10 @@ from lore.core import record_fields as read
 from lore.core.derived_state import read_saved, save
 from lore.core.history import HistoryStore, decode_turn
 from lore.core.memory_sealed import (
+    Candidate,
     SealedPart,
     SealedPartDamaged,
+    check_parts,
     read_parts,
     remove_unnamed,
     seal,
@@ -120,10 +125,14 @@ class MemoryState:
     watermark: str | None = None
     watermark_offset: int = 0
     updated: str = ""
-    # Every entry, oldest first: those of the sealed parts, then those memory.json holds.
+    # Every entry, each level oldest first: those of the sealed parts, then those
+    # memory.json holds; in an archive read as `MemoryStore.head` reads it, only the latter.
     entries: list[MemoryEntry] = field(default_factory=list)
-    # The parts the oldest entries are sealed in, in order.
+    # The parts entries are sealed in, in order.
     sealed: list[SealedPart] = field(default_factory=list)
+    # Whether `entries` holds the sealed parts' entries too. Set by whoever reads or makes
+    # the state, never from the file.
+    complete: bool = True
 
     @classmethod
     def model_validate(cls, record: Any) -> MemoryState:
@@ -148,6 +157,24 @@ class MemoryState:
     def sealed_entries(self) -> int:
         return sum(part.entries for part in self.sealed)
 
+    def unsealed(self) -> list[MemoryEntry]:
+        """The entries memory.json holds (or will, once saved): those of no sealed part."""
+        return self.entries[self.sealed_entries() :] if self.complete else self.entries
+
+    def entry_count(self) -> int:
+        return len(self.entries) + (0 if self.complete else self.sealed_entries())
+
+    def level_counts(self) -> dict[int, int]:
+        """How many entries each level holds, lowest level first."""
+        counts: dict[int, int] = {}
+        if not self.complete:
+            for part in self.sealed:
+                for level, count in (part.levels or {}).items():
+                    counts[int(level)] = counts.get(int(level), 0) + count
+        for entry in self.entries:
+            counts[entry.level] = counts.get(entry.level, 0) + 1
+        return dict(sorted(counts.items()))
+
     def head_record(self) -> dict[str, Any]:
         """Every field but the entries, in the order the file lists them."""
         return {
@@ -162,10 +189,17 @@ def _sealed_part(record: Any) -> SealedPart:
     if type(record) is not dict:
         raise read.NotAsWritten
     get = record.get
+    levels = get("levels")
+    if levels is not None and not (
+        type(levels) is dict
+        and all(type(level) is str and type(count) is int for level, count in levels.items())
+    ):
+        raise read.NotAsWritten
     return SealedPart(
         file=read.as_written(get("file", ABSENT), str),
         entries=read.as_written(get("entries", ABSENT), int),
         bytes=read.as_written(get("bytes", ABSENT), int),
+        levels=levels,
     )
 
 
@@ -181,12 +215,22 @@ def render_state(state: MemoryState) -> str:
 
 
 def _entry_lines(state: MemoryState) -> Iterator[str]:
-    """Each entry not in a sealed part as one line of JSON, oldest first: those after the
-    parts `state` has now, whatever parts are added while the lines are read."""
+    """Each entry not in a sealed part as one line of JSON, in order: those of no part
+    `state` has now, whatever parts are added while the lines are read."""
+    return (line for line, _, _ in _candidates(state))
+
+
+def _candidates(state: MemoryState) -> Iterator[Candidate]:
+    """Each entry of no sealed part, in order, as `seal` takes it: its line of JSON, its
+    level, and whether another entry covers it."""
+    unsealed = state.unsealed()
+    # No sealed entry covers one that is not sealed (lore.core.memory_sealed): whatever
+    # covers one of these is among them.
+    covered = {child for entry in unsealed if entry.level > 1 for child in entry.covers}
     # `json.dumps` makes an encoder of its own each time it is asked for other than ASCII:
     # one serves every entry of a long archive.
     encode = json.JSONEncoder(ensure_ascii=False).encode
-    return (encode(entry.to_record()) for entry in state.entries[state.sealed_entries() :])
+    return ((encode(entry.to_record()), entry.level, entry.id in covered) for entry in unsealed)
 
 
 def _rendered(state: MemoryState, lines: Iterable[str]) -> Iterator[str]:
@@ -251,8 +295,7 @@ class MemoryStore:
 
     def _load(self) -> tuple[MemoryState, str | None]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            state = MemoryState.model_validate(data)
+            state = self._read_head()
             if state.sealed:
                 sealed = read_parts(self.path.parent, state.sealed, _entry_of)
                 state.entries = [*sealed, *state.entries]
@@ -270,23 +313,49 @@ class MemoryStore:
                 reason = "ValidationError"
             return MemoryState(), f"{self.path} is unreadable ({reason}); move it aside to reset"
 
+    def _read_head(self) -> MemoryState:
+        """memory.json as it is, its sealed parts listed but not read."""
+        state = MemoryState.model_validate(json.loads(self.path.read_text(encoding="utf-8")))
+        state.complete = True
+        return state
+
+    def head(self) -> MemoryState:
+        """What a compaction needs of the archive, read from memory.json alone: the
+        watermark, the frontier with every entry memory.json holds, and the parts (checked
+        to be there, whole, but not read), with `complete` False.
+
+        The whole archive, as `state` reads it, where there is no part, where a part does
+        not say how many entries of each level it holds, and where memory.json or a part
+        is damaged (then `problem` says so)."""
+        try:
+            head = self._read_head()
+            if head.sealed and all(part.levels is not None for part in head.sealed):
+                check_parts(self.path.parent, head.sealed)
+                head.complete = False
+                return head
+        except (OSError, ValueError):
+            pass  # read whole below, which names the problem
+        return self.state()
+
     def save(self, state: MemoryState) -> None:
         """Replace the archive in one atomic step. The caller holds the vault lock.
 
-        `state` keeps the sealed parts of the archive it was planned from, and its entries
-        begin with theirs (entries are only ever added): only the entries after them are
-        written, those past `SEAL_BYTES` into new sealed parts, before memory.json names
-        them."""
-        if state.sealed_entries() > len(state.entries):
+        `state` keeps the sealed parts of the archive it was planned from, and, if it is
+        `complete`, its entries begin with theirs (entries are only ever added): only the
+        other entries are written, the covered ones past `SEAL_BYTES` into new sealed parts,
+        before memory.json names them."""
+        if state.complete and state.sealed_entries() > len(state.entries):
             raise VaultError("the archive to save has fewer entries than its sealed parts")
         folder = self.path.parent
+        candidates = _candidates(state)
         state.sealed = list(state.sealed)
         state.v = MEMORY_RECORD_VERSION
-        lines = seal(folder, state.sealed, _entry_lines(state))
+        lines = seal(folder, state.sealed, candidates)
         atomic_write_stream(self.path, lambda handle: handle.writelines(_rendered(state, lines)))
         remove_unnamed(folder, state.sealed)
         with self._guard:
-            self._state, self._stamp, self.problem = state, None, None
+            # Read again when next asked for: what was sealed now comes first.
+            self._state, self._stamp, self.problem = MemoryState(), None, None
 
     # -- views -------------------------------------------------------------------------------
 
@@ -373,14 +442,15 @@ class MemoryStore:
 
     # -- the live window ---------------------------------------------------------------------
 
-    def live_start(self) -> tuple[int, set[str] | None]:
+    def live_start(self, state: MemoryState | None = None) -> tuple[int, set[str] | None]:
         """Where live turns begin in history.jsonl, and the ids to skip when that is unknown.
 
         The saved offset is checked against the watermark turn. If history.jsonl was edited
         so that the turn moved, it is found again; if it is gone, every turn no level-1
-        entry covers is live, so nothing is lost and nothing counted twice.
+        entry covers is live, so nothing is lost and nothing counted twice. `state` is the
+        archive as the caller read it (`head`, say); by default the current one.
         """
-        if not self._state_at_hand():
+        if state is None and not self._state_at_hand():
             viewed = self.view.read(self.path, None)
             if viewed is not None:
                 if viewed.watermark is None:
@@ -389,7 +459,8 @@ class MemoryStore:
                 if turn is not None and turn.id == viewed.watermark:
                     return viewed.watermark_offset, None
                 # The watermark turn moved: it is looked for with the whole archive below.
-        state = self.state()
+        if state is None:
+            state = self.state()
         if state.watermark is None:
             return 0, None
         saved = state.watermark_offset
@@ -403,8 +474,12 @@ class MemoryStore:
             # Remembered, so an edited history costs one scan, not one per ask.
             self._moved_watermark = (state, found)
             return found, None
+        # The turns every level-1 entry covers, sealed ones too.
+        whole = state if state.complete else self.state()
+        if whole is not state and self.problem:
+            raise VaultError(f"{self.problem}; the turns memory covers cannot be told apart")
         covered = {
-            turn_id for entry in state.entries if entry.level == 1 for turn_id in entry.covers
+            turn_id for entry in whole.entries if entry.level == 1 for turn_id in entry.covers
         }
         return 0, covered
 

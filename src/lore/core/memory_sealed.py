@@ -1,17 +1,23 @@
-"""Sealed parts of the memory archive: runs of its oldest entries, each in a file of its own.
+"""Sealed parts of the memory archive: runs of its covered entries, each in a file of its own.
 
 Entries are only ever added to the archive, never changed, so once a run of them is written
-it can stay as it is. `memory.json` lists the sealed parts in order, then holds the newest
+it can stay as it is. `memory.json` lists the sealed parts in order, then holds the other
 entries itself; a compaction writes its new entries there and seals them into a new part
 once they pass `SEAL_BYTES`. So a compaction in a vault with a long past rewrites (and
 commits to the vault's git history) a few hundred KB, not the whole archive: 100,000
 compacted turns made every later compaction write 15.6 MB again.
 
+Only entries that another entry covers are sealed, so the frontier (what a compaction
+summarises further) is always in `memory.json`, and no entry there is covered by a sealed
+one: a compaction reads memory.json alone, with the count of each level in each part for
+the ids it gives new entries. Entries are read back with the sealed ones first; each
+level keeps its order, as the older entries of a level are covered before the newer.
+
 A part is JSON Lines, one entry a line, named `sealed/NNNNNN.jsonl` under the memory folder
-and numbered from 1 in order. `memory.json` records each part's entry count and size, and a
-part that does not match them is reported as damaged, never read as fewer entries. Parts are
-written atomically before the `memory.json` that names them, so a crash in between leaves an
-unnamed part that the next compaction writes again.
+and numbered from 1 in order. `memory.json` records each part's entry count, size and
+count by level, and a part that does not match them is reported as damaged, never read as
+fewer entries. Parts are written atomically before the `memory.json` that names them, so a
+crash in between leaves an unnamed part that the next compaction writes again.
 """
 
 from __future__ import annotations
@@ -19,8 +25,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import threading
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -45,14 +53,20 @@ class SealedPartDamaged(ValueError):
 @dataclass_lite
 class SealedPart:
     """One sealed part as `memory.json` lists it: its file under the memory folder, how many
-    entries it holds, and its size in bytes."""
+    entries it holds, its size in bytes, and how many entries of each level it holds."""
 
     file: str
     entries: int
     bytes: int
+    # By level, as text (JSON's keys). None in a part written before it was counted: then a
+    # compaction reads the whole archive.
+    levels: dict[str, int] | None = None
 
     def to_record(self) -> dict[str, Any]:
-        return {"file": self.file, "entries": self.entries, "bytes": self.bytes}
+        record: dict[str, Any] = {"file": self.file, "entries": self.entries, "bytes": self.bytes}
+        if self.levels is not None:
+            record["levels"] = self.levels
+        return record
 
 
 def part_name(number: int) -> str:
@@ -110,30 +124,65 @@ def _read_part(path: Path, part: SealedPart, entry_of: Callable[[Any], Entry]) -
     return entries
 
 
-def seal(folder: Path, parts: list[SealedPart], lines: Iterator[str]) -> list[str]:
-    """Seal the new entries' `lines` (JSON, one entry each, oldest first) into parts after
-    `parts`, a run of at least `SEAL_BYTES` at a time, and add those parts to `parts`.
+def check_parts(folder: Path, parts: list[SealedPart]) -> None:
+    """That each of `parts` is where `memory.json` says, a regular file of its size, without
+    reading it; `SealedPartDamaged` if one is not."""
+    for number, part in enumerate(parts, 1):
+        if part.file != part_name(number):
+            raise SealedPartDamaged(f"memory.json names {part.file!r} as sealed part {number}")
+        path = folder / part.file
+        try:
+            info = os.stat(path)
+        except FileNotFoundError:
+            raise SealedPartDamaged(f"{path} is missing") from None
+        except OSError as exc:
+            raise SealedPartDamaged(f"{path} cannot be read ({exc.strerror})") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise SealedPartDamaged(f"{path} is not a regular file")
+        if info.st_size != part.bytes:
+            raise SealedPartDamaged(f"{path} is not the {part.bytes:,} bytes memory.json names")
 
-    Returns the lines of the entries left unsealed, for `memory.json` to hold. The caller
-    holds the vault lock, and writes the `memory.json` that names the new parts once this
-    returns."""
+
+# An entry not yet sealed, as `seal` takes it: its line of JSON, its level, and whether
+# another entry covers it.
+Candidate = tuple[str, int, bool]
+
+
+def seal(folder: Path, parts: list[SealedPart], candidates: Iterable[Candidate]) -> list[str]:
+    """Seal the covered ones of the entries not yet sealed (`candidates`, oldest first) into
+    parts after `parts`, a run of at least `SEAL_BYTES` at a time, and add those parts to
+    `parts`.
+
+    Returns the lines of the entries left, in their order, for `memory.json` to hold: those
+    no entry covers, and the covered ones short of a whole run. The caller holds the vault
+    lock, and writes the `memory.json` that names the new parts once this returns."""
     files: list[tuple[Path, bytes]] = []
-    run: list[bytes] = []
+    # (position among the candidates, line) of each entry left.
+    left: list[tuple[int, str]] = []
+    run: list[tuple[int, bytes, int]] = []
     run_bytes = 0
-    for line in lines:
+    for position, (line, level, covered) in enumerate(candidates):
+        if not covered:
+            left.append((position, line))
+            continue
         data = (line + "\n").encode("utf-8")
-        run.append(data)
+        run.append((position, data, level))
         run_bytes += len(data)
         if run_bytes >= SEAL_BYTES:
             name = part_name(len(parts) + 1)
-            files.append((folder / name, b"".join(run)))
-            parts.append(SealedPart(file=name, entries=len(run), bytes=run_bytes))
+            files.append((folder / name, b"".join(data for _, data, _ in run)))
+            levels = Counter(str(level) for _, _, level in run)
+            parts.append(
+                SealedPart(file=name, entries=len(run), bytes=run_bytes, levels=dict(levels))
+            )
             run, run_bytes = [], 0
     if files:
         # The history a long backlog was just read from may still be in the disk's cache,
         # unwritten (an import, a copy): a sync of the whole disk would wait for it too.
         atomic_write_many(files, sync_each=True)
-    return [data[:-1].decode("utf-8") for data in run]
+    left.extend((position, data[:-1].decode("utf-8")) for position, data, _ in run)
+    left.sort()
+    return [line for _, line in left]
 
 
 def remove_unnamed(folder: Path, parts: list[SealedPart]) -> None:
