@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from hashlib import blake2b
 
@@ -136,7 +136,7 @@ def estimate(a: Sequence[int], b: Sequence[int]) -> float:
     return shared / len(union)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Entry:
     """The sketches of one filed claim, with the note it is in and that note's trust."""
 
@@ -164,8 +164,11 @@ class SimilarityIndex:
 
     def __init__(self) -> None:
         self._entries: list[_Entry | None] = []
-        self._word_buckets: dict[int, list[int]] = {}
-        self._shingle_buckets: dict[int, list[int]] = {}
+        # The claims by each of their first sketch values: most values are one claim's, and
+        # hold its number alone rather than a list of one (a third of what an ingest of the
+        # Python documentation kept in memory by its end).
+        self._word_buckets: dict[int, int | list[int]] = {}
+        self._shingle_buckets: dict[int, int | list[int]] = {}
         self._by_path: dict[str, list[int]] = {}
         # Sketches computed by nearest() for claims not yet added: each is computed once.
         self._sketched: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
@@ -199,8 +202,7 @@ class SimilarityIndex:
         )
         if trust == "trusted":
             self._add_words(number)
-        for value in shingles[:BUCKET_KEYS]:
-            self._shingle_buckets.setdefault(value, []).append(number)
+        _file_under(self._shingle_buckets, shingles[:BUCKET_KEYS], number)
         self._by_path.setdefault(path, []).append(number)
 
     def _add_words(self, number: int) -> None:
@@ -209,8 +211,7 @@ class SimilarityIndex:
         # shingles, which are bucketed for every claim.
         entry = self._entries[number]
         if entry is not None:
-            for value in entry.words[:BUCKET_KEYS]:
-                self._word_buckets.setdefault(value, []).append(number)
+            _file_under(self._word_buckets, entry.words[:BUCKET_KEYS], number)
 
     def remove_path(self, path: str) -> None:
         for number in self._by_path.pop(path, []):
@@ -230,7 +231,9 @@ class SimilarityIndex:
         for buckets, values in ((self._word_buckets, words), (self._shingle_buckets, shingles)):
             for value in values[:BUCKET_KEYS]:
                 bucket = buckets.get(value)
-                if bucket and len(bucket) <= MAX_BUCKET:
+                if isinstance(bucket, int):
+                    hits[bucket] += 1
+                elif bucket and len(bucket) <= MAX_BUCKET:
                     hits.update(bucket)
         matches = []
         for number, count in hits.most_common(limit * 2):
@@ -248,6 +251,17 @@ class SimilarityIndex:
             )
         matches.sort(key=lambda m: (m.shingle_similarity, m.word_similarity), reverse=True)
         return matches[:limit]
+
+
+def _file_under(buckets: dict[int, int | list[int]], values: Iterable[int], number: int) -> None:
+    for value in values:
+        found = buckets.get(value)
+        if found is None:
+            buckets[value] = number
+        elif isinstance(found, int):
+            buckets[value] = [found, number]
+        else:
+            found.append(number)
 
 
 @dataclass
