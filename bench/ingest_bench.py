@@ -8,7 +8,8 @@ every hostile case held, at most one benign document in twenty wrongly held.
 The set is ingested into a vault that commits each operation to git and into one that
 does not (versioning.auto_commit: false), each run a fresh process, the two kinds taking
 turns (--pairs N, 2 by default), and the medians are printed side by side: target,
-versioning costs under 10% more. (Run one after the other in one process, the second run
+versioning costs under 10% more. Then the first half of the set alone, for what peak memory
+grows by with each MB of input. (Run one after the other in one process, the second run
 paid for the first one's heap and looked 28% dearer whichever it was.) Last, `lore notes log` as a person runs it, a
 whole process started fresh, on a vault with 10,000 commits (made with git fast-import):
 target under 200 ms, printed beside `lore --version` started the same way.
@@ -156,9 +157,29 @@ def median_run(runs: list[IngestRun]) -> IngestRun:
     )
 
 
-def compare_versioning(folder: Path, pairs: int) -> None:
+def memory_growth(folder: Path, whole: IngestRun, scratch: Path) -> None:
+    """Peak memory of an ingest of the first half of the set's files (by name, versioning
+    off, a fresh process) against the whole set's: what memory grows by for each MB more."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    half = scratch / "half"
+    half.mkdir()
+    for number, path in enumerate(files[: len(files) // 2]):
+        (half / f"{number:04d}-{path.name}").write_bytes(path.read_bytes())
+    print("the first half of the set, for memory's growth:")
+    part = run_in_fresh_process("off", half)
+    part_mb = sum(path.stat().st_size for path in files[: len(files) // 2]) / 1e6
+    whole_mb = sum(path.stat().st_size for path in files) / 1e6
+    growth = (whole.peak_mb - part.peak_mb) / (whole_mb - part_mb)
+    print(
+        f"memory's growth: peak {part.peak_mb:.0f} MB for {part_mb:.1f} MB of input, "
+        f"{whole.peak_mb:.0f} MB for {whole_mb:.1f} MB: {growth:.1f} MB more per MB of input"
+    )
+
+
+def compare_versioning(folder: Path, pairs: int) -> IngestRun:
     """The same ingest with versioning off and on, taking turns, each a fresh process; the
-    files are read once first, so no run pays for a cold disk cache."""
+    files are read once first, so no run pays for a cold disk cache. Returns the median
+    run with versioning off."""
     for path in folder.rglob("*"):
         if path.is_file():
             path.read_bytes()
@@ -188,6 +209,7 @@ def compare_versioning(folder: Path, pairs: int) -> None:
     print(
         f"  target: versioning costs < 10% more: {verdict} (wall {wall_cost:+.1f}%, CPU {cpu_cost:+.1f}%)"
     )
+    return off
 
 
 # -- `lore notes log` on a long history ---------------------------------------------------------
@@ -353,7 +375,8 @@ def main() -> int:
             if folder is None:
                 print("no document set: install python3.11-doc or pass a folder")
             else:
-                compare_versioning(folder, pairs)
+                off = compare_versioning(folder, pairs)
+                memory_growth(folder, off, Path(scratch))
             bench_injection(Path(scratch))
         bench_note_log(Path(scratch))
     return 0
