@@ -1,4 +1,4 @@
-"""A long archive's oldest entries are sealed in parts that later compactions leave alone."""
+"""A long archive's covered entries are sealed in parts that later compactions leave alone."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from lore.core.history import HistoryStore
 from lore.core.memory import MemoryState, MemoryStore, frontier_of, render_state
 from lore.core.vault import Vault, init_vault
 from lore.errors import VaultError
+from test_compaction_crash import CHILD
 
 SETTINGS = {"threshold": 150, "keep": 3, "budget": 200, "fanout": 3}
 # Small enough that a few hundred turns fill several parts.
@@ -240,28 +241,17 @@ def test_a_part_named_out_of_place_is_never_read(vault: Vault, named: str) -> No
     assert store.problem is not None and "sealed part 1" in store.problem
 
 
-CHILD = textwrap.dedent(
-    """
-    import os, sys
-    from pathlib import Path
+# Crashes the compaction of test_compaction_crash's child just before memory.json is replaced.
+CRASH_BEFORE_ARCHIVE = textwrap.dedent(
+    f"""
     from lore.core import memory_sealed
-    from lore.core.compaction import compact
-    from lore.core.vault import Vault
-
-    memory_sealed.SEAL_BYTES = {seal}
-    vault = Vault.open(Path(sys.argv[1]))
-    settings = vault.config.history
-    settings.compact_threshold_tokens = {threshold}
-    settings.keep_recent_turns = {keep}
-    settings.memory_budget_tokens = {budget}
-    settings.memory_fanout = {fanout}
+    memory_sealed.SEAL_BYTES = {SEAL_BYTES}
     real_replace = os.replace
     def crashing_replace(source, target):
         if str(target).endswith("memory.json"):
             os._exit(9)
         real_replace(source, target)
     os.replace = crashing_replace
-    compact(vault)
     """
 )
 
@@ -272,7 +262,7 @@ def test_a_crash_after_new_parts_before_the_archive_keeps_the_old_one(vault: Vau
     before_text = (vault.layout.memory / "memory.json").read_text()
     before_parts = parts(vault)
     add_turns(vault, 300, seed=12, first=1000)
-    script = CHILD.format(seal=SEAL_BYTES, **SETTINGS)
+    script = CHILD.format(**SETTINGS).replace("HOOK", CRASH_BEFORE_ARCHIVE)
     result = subprocess.run(
         [sys.executable, "-c", script, str(vault.root)], capture_output=True, text=True
     )
