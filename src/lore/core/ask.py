@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lore.core.citations import check_citations
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.history import HistoryStore
 from lore.core.loop_free import is_cancellation, off_loop, off_loop_to_the_end
 from lore.core.memory import MemoryStore
@@ -44,7 +45,7 @@ _CANCELLED_EARLY = "cancelled before the answer was complete"
 _PREVIOUS_PROBE = 256
 
 
-@dataclass
+@dataclass_lite
 class AskStarted:
     """The pack is built and the provider asked: what it was sent, how its notes were found, and
     the turn's id."""
@@ -61,7 +62,7 @@ class AnswerDelta:
     text: str
 
 
-@dataclass
+@dataclass_lite
 class AskFinished:
     """The answer is complete and its turn recorded; `citations_removed` counts citations to
     notes the model was not shown."""
@@ -71,7 +72,7 @@ class AskFinished:
     citations_removed: int
 
 
-@dataclass
+@dataclass_lite
 class AskFailed:
     """The ask failed: the turn is recorded as an error, and `error_message` says why."""
 
@@ -79,14 +80,14 @@ class AskFailed:
     error_message: str
 
 
-@dataclass
+@dataclass_lite
 class MemoryCompacted:
     """After a completed turn, the live history passed its threshold and was compacted."""
 
     report: CompactionReport
 
 
-@dataclass
+@dataclass_lite
 class CompactionFailed:
     """Compaction after a turn failed; the turn and the old memory are intact."""
 
@@ -96,7 +97,7 @@ class CompactionFailed:
 AskEvent = AskStarted | AnswerDelta | AskFinished | AskFailed | MemoryCompacted | CompactionFailed
 
 
-@dataclass
+@dataclass_lite
 class PreparedAsk:
     """What an ask would send, before the provider is asked: the retrieval and the pack built
     from it."""

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from lore.core.dataclass_lite import dataclass_lite
 
 # `[1]`, `[1, 3]`, `[2; 4]`, `[1-3]`; not `x[1]` (indexing) and not `[1](url)` (a link).
 _CITATION = re.compile(r"(?<![\w\[])\[(\s*\d{1,4}(?:\s*(?:[,;]|[-–])\s*\d{1,4})*\s*)\](?!\()")
@@ -18,7 +20,7 @@ _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.DOTALL)
 _MAX_RANGE = 50
 
 
-@dataclass
+@dataclass_lite
 class CitationCheck:
     """The answer with invalid citations removed, and what was kept and removed."""
 

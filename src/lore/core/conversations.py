@@ -14,9 +14,9 @@ import hashlib
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.storage import atomic_write_json
 from lore.core.turns import new_conversation_id
 from lore.core.vault import Vault
@@ -54,7 +54,7 @@ def _host_name() -> str:
     return socket.gethostname()
 
 
-@dataclass
+@dataclass_lite
 class Continuation:
     """The conversation a terminal's next ask belongs to, whether it carries one on, and the
     terminal's key."""

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.passages import Passage, note_passages, split_sentences, words
 from lore.core.providers.base import ChatMessage
 from lore.core.search.query import stem_word
@@ -238,7 +239,7 @@ class _Matcher:
         return sum(self.weights[key] for key in terms) / total if total else 0.0
 
 
-@dataclass
+@dataclass_lite
 class Offer:
     """The passages of the candidates, to be taken best first (`passages` is lazy: a pack stops
     taking once its section is full), with what each note holds."""

@@ -19,9 +19,9 @@ import os
 import re
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.history_index import HistoryIndex
 from lore.core.storage import (
     JsonlReport,
@@ -212,7 +212,7 @@ class TurnMatcher:
         return all(term in text for term in self.terms)
 
 
-@dataclass
+@dataclass_lite
 class HistorySearchPage:
     """What one bounded search found, newest first, and where it stopped."""
 

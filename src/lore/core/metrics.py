@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lore.core import record_fields as read
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.record_fields import RecordError
 from lore.core.storage import append_record, iter_records, read_tail_records
 from lore.core.tokens import reported_or_estimated
@@ -211,7 +212,7 @@ def percentile(values: list[float], fraction: float) -> float | None:
     return ordered[rank - 1]
 
 
-@dataclass
+@dataclass_lite
 class MetricsSummary:
     """Totals and percentiles over a run of asks, overall and, in `by_model`, for each model."""
 

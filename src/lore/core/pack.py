@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any, Literal, Protocol
 
 from lore.config import AskSettings
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.evidence import (
     EVIDENCE_PREFIX,
     MIN_TRIMMED_TOKENS,
@@ -130,7 +131,7 @@ class PackItem:
         return data
 
 
-@dataclass
+@dataclass_lite
 class DroppedItem:
     """Something left out of a pack: the section it was offered to, its tokens and value, and
     why it did not fit."""
@@ -181,7 +182,7 @@ class PackSection:
         }
 
 
-@dataclass
+@dataclass_lite
 class ContextPack:
     """Exactly what one ask sends, section by section within its budget, with what was left out
     and the note each citation number stands for."""

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lore.core.dataclass_lite import dataclass_lite
 from lore.core.evidence import idf
 from lore.core.passages import content_words, question_words, stem, words
 from lore.core.subjects import (
@@ -90,7 +91,7 @@ class EvidenceCandidate:
         return self.trust == "untrusted"
 
 
-@dataclass
+@dataclass_lite
 class Retrieval:
     """What retrieval made of a question: the question as resolved, the search and its terms,
     the candidate notes best first, and what each word is worth."""

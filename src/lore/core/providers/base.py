@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
+from lore.core.dataclass_lite import dataclass_lite
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -24,7 +26,7 @@ class ChatMessage:
         return {"role": self.role, "content": self.content}
 
 
-@dataclass
+@dataclass_lite
 class Usage:
     """Token counts as the server reported them (None where it did not say)."""
 
@@ -41,7 +43,7 @@ class Chunk:
     done: bool = False
 
 
-@dataclass
+@dataclass_lite
 class Reply:
     """A whole reply and its token counts, gathered from a stream."""
 
@@ -49,7 +51,7 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
 
 
-@dataclass
+@dataclass_lite
 class GenerationOptions:
     """How a provider should answer: the temperature, the longest reply, and the context window
     to ask for."""
