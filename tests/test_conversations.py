@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -110,3 +111,12 @@ def test_continue_in_a_new_terminal_takes_the_latest_conversation(
     terminal["key"] = "new"
     assert _run(capsys, sample_vault, "context", "-c", "how big is it?")["followup"]
     assert not _run(capsys, sample_vault, "context", "how big is it?")["followup"]
+
+
+def test_the_terminal_key_is_the_sha256_it_always_was() -> None:
+    # Made without hashlib, it must still be hashlib's digest, or every terminal's
+    # conversation would be forgotten once.
+    for data in (b"", b"host\0session 42\0/dev/pts/3", "hôte".encode()):
+        assert conversations._sha256_hex(data) == hashlib.sha256(data).hexdigest()
+    key = conversations.terminal_key()
+    assert len(key) == 16 and int(key, 16) >= 0

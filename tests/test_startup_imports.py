@@ -267,7 +267,7 @@ def test_an_offline_ask_runs_without_asyncio_or_openssl(vault: Path) -> None:
     # loads; random ids come from os.urandom, not `secrets`.
     report = run_lore(
         ["--vault", str(vault), "--provider", "offline", "ask", "--json", "what is Europa?"],
-        ["asyncio", "ssl", "_ssl", "socket", "concurrent", "secrets"],
+        ["asyncio", "ssl", "_ssl", "socket", "concurrent", "secrets", "hashlib", "_hashlib"],
     )
     assert report["code"] == 0
     assert json.loads(report["output"])["turn"]["answer"]

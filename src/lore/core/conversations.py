@@ -10,7 +10,6 @@ are two conversations, and neither follows up the other.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -41,7 +40,22 @@ def terminal_key() -> str:
             break
         except OSError:
             continue
-    return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()[:16]
+    return _sha256_hex("\0".join(parts).encode("utf-8"))[:16]
+
+
+def _sha256_hex(data: bytes) -> str:
+    """sha256 as hashlib computes it, from the one built into Python where there is one:
+    hashlib loads OpenSSL and sets up its every algorithm as it is imported (2-3 ms of
+    every ask, which needs this one hash). Python 3.12 calls that module `_sha2`; without
+    either, hashlib's."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]
+        except ImportError:
+            from hashlib import sha256
+    return str(sha256(data).hexdigest())
 
 
 def _host_name() -> str:
