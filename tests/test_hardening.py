@@ -5,6 +5,9 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import stat
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -471,3 +474,37 @@ def test_make_demo_runs_on_a_copy_of_the_sample_vault() -> None:
     copy = launch.split("--vault", 1)[1].split()[0]
     assert f"cp -R samples/vault {copy}" in planned
     assert f"rm -rf {copy}" in planned  # recreated on every run
+
+
+@pytest.mark.parametrize(
+    "data_file", ["history.jsonl", "memory/memory.json", "metrics.jsonl", "audit.jsonl"]
+)
+def test_a_fifo_in_place_of_a_data_file_never_hangs_a_command(vault: Vault, data_file: str) -> None:
+    fifo = vault.root / data_file
+    fifo.parent.mkdir(exist_ok=True)
+    fifo.unlink(missing_ok=True)
+    os.mkfifo(fifo)
+    root = str(vault.root)
+    for command in (
+        ["--provider", "offline", "ask", "what is Europa?"],
+        ["history"],
+        ["compact"],
+        ["metrics"],
+        ["doctor"],
+    ):
+        # A process of its own: one that hung would be killed by the timeout, failing here.
+        done = subprocess.run(
+            [sys.executable, "-m", "lore", "--vault", root, *command],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode in (0, 1), (command, done.stderr)
+        assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+        errors = [line for line in done.stderr.splitlines() if line.startswith("lore:")]
+        if done.returncode == 1 and command[0] != "doctor":
+            assert errors, (command, done.stderr)
+        assert all(data_file in line or "FIFO" in line or "regular" in line for line in errors)
+    # Nothing took the pipe's place.
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

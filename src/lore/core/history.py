@@ -28,6 +28,7 @@ from lore.core.storage import (
     append_raw,
     encode_record,
     iter_records,
+    open_regular,
     read_tail_records,
 )
 from lore.core.turns import Turn
@@ -63,7 +64,7 @@ def iter_blocks_backwards(
     """(offset, block) of whole lines, from the end of `path` (or from `end_offset`, which
     must be where a line starts) back to `stop_offset`."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed by the `with` below)
+        handle = open_regular(path)
     except FileNotFoundError:
         return
     except OSError as exc:
@@ -449,7 +450,7 @@ class HistoryStore:
         torn last line comes without one.
         """
         try:
-            handle = open(self.path, "rb")  # noqa: SIM115 (closed by the `with` below)
+            handle = open_regular(self.path)
         except FileNotFoundError:
             return
         except OSError as exc:
@@ -466,7 +467,7 @@ class HistoryStore:
         if offset <= 0:
             return None
         try:
-            with open(self.path, "rb") as handle:
+            with open_regular(self.path) as handle:
                 if handle.seek(0, os.SEEK_END) < offset:
                     return None
                 start = offset

@@ -16,7 +16,7 @@ import zlib
 from array import array
 from pathlib import Path
 
-from lore.core.storage import atomic_write_bytes
+from lore.core.storage import atomic_write_bytes, open_regular
 from lore.errors import VaultError
 
 # Each entry is three little-endian uint64: line start, line end, CRC-32 of the line (only the
@@ -118,7 +118,7 @@ class HistoryIndex:
                 last_start, last_end, last_crc = last
                 if last_end != start:
                     return False
-                with open(history, "rb") as reader:
+                with open_regular(history) as reader:
                     reader.seek(last_start)
                     if zlib.crc32(reader.read(last_end - last_start)) != last_crc:
                         return False
@@ -207,7 +207,7 @@ class HistoryIndex:
 
     def _scan_from(self, start: int) -> None:
         try:
-            handle = open(self.history, "rb")  # noqa: SIM115 (closed by the `with` below)
+            handle = open_regular(self.history)
         except OSError:
             return
         with handle:
@@ -250,7 +250,7 @@ class HistoryIndex:
         first = self.offsets[start]
         end = self.ends[stop - 1]
         try:
-            with open(self.history, "rb") as handle:
+            with open_regular(self.history) as handle:
                 handle.seek(first)
                 block = handle.read(end - first)
         except OSError:

@@ -40,7 +40,7 @@ from lore.core.memory_sealed import (
     seal,
 )
 from lore.core.record_fields import ABSENT, RecordError
-from lore.core.storage import atomic_write_stream, file_identity, settled
+from lore.core.storage import atomic_write_stream, file_identity, read_regular_bytes, settled
 from lore.core.turns import Turn
 from lore.core.vault import Vault
 from lore.errors import VaultError
@@ -48,6 +48,9 @@ from lore.errors import VaultError
 # 2: the oldest entries may be in sealed parts (lore.core.memory_sealed) that it lists.
 MEMORY_RECORD_VERSION = 2
 MEMORY_FILE_NAME = "memory.json"
+# Far beyond what memory.json holds since its covered entries are sealed in parts; an
+# archive of the first form kept every entry there (15.6 MB for 100,000 turns).
+MAX_ARCHIVE_BYTES = 1 << 30
 # How far back a conversation's live turns are looked for among everyone's.
 CONVERSATION_LOOKBACK = 256
 
@@ -315,7 +318,11 @@ class MemoryStore:
 
     def _read_head(self) -> MemoryState:
         """memory.json as it is, its sealed parts listed but not read."""
-        state = MemoryState.model_validate(json.loads(self.path.read_text(encoding="utf-8")))
+        # Read as a regular file only: a named pipe in its place would hang the reader.
+        data = read_regular_bytes(self.path, MAX_ARCHIVE_BYTES)
+        if len(data) > MAX_ARCHIVE_BYTES:
+            raise ValueError(f"larger than {MAX_ARCHIVE_BYTES:,} bytes")
+        state = MemoryState.model_validate(json.loads(data))
         state.complete = True
         return state
 

@@ -7,13 +7,14 @@ that crashes half way, only ever sees the old file or the new one.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from lore.core.dataclass_lite import dataclass_lite
 from lore.errors import VaultError
@@ -37,17 +38,31 @@ def _fsync_dir(folder: Path) -> None:
 class NotRegularFile(OSError):
     """A path that is a pipe, a device or a folder where a file's bytes were wanted."""
 
+    def __init__(self, path: Path | str) -> None:
+        super().__init__(errno.EINVAL, "not a regular file; a pipe or device is never read")
+        self.filename = str(path)
 
-def read_regular_bytes(path: Path, limit: int) -> bytes:
-    """At most `limit` + 1 bytes of the regular file at `path` (one more tells it is longer).
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """The regular file at `path`, open for reading bytes.
 
     Opened without blocking and checked once open, so a named pipe put where a file was
-    expected is refused at once instead of hanging the reader; NotRegularFile says so.
+    expected is refused at once (NotRegularFile) instead of hanging the reader.
     """
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with open(fd, "rb") as handle:
+    try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(f"{path} is not a regular file")
+            raise NotRegularFile(path)
+        return open(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular_bytes(path: Path, limit: int) -> bytes:
+    """At most `limit` + 1 bytes of the regular file at `path` (one more tells it is longer);
+    NotRegularFile for anything else (see `open_regular`)."""
+    with open_regular(path) as handle:
         return handle.read(limit + 1)
 
 
@@ -186,14 +201,18 @@ def append_record(path: Path, record: dict[str, Any]) -> None:
 def append_raw(path: Path, data: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # Without blocking: a named pipe in the file's place is refused below, not waited on.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o644)
     except OSError as exc:
         raise _describe_os_error("append to", path, exc) from None
     try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise NotRegularFile(path)
         # A torn last line from an earlier crash must not swallow this record.
-        size = os.fstat(fd).st_size
+        size = found.st_size
         if size:
-            with open(path, "rb") as reader:
+            with open_regular(path) as reader:
                 reader.seek(size - 1)
                 if reader.read(1) != b"\n":
                     data = b"\n" + data
@@ -219,9 +238,11 @@ class JsonlReport:
 def iter_records(path: Path, report: JsonlReport | None = None) -> Iterator[dict[str, Any]]:
     """Yield each JSON object in a JSONL file, skipping garbage lines and a torn last line."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 (a generator cannot open it in a with)
+        handle = open_regular(path)
     except FileNotFoundError:
         return
+    except OSError as exc:
+        raise _describe_os_error("read", path, exc) from None
     with handle:
         line_number = 0
         for raw in handle:
@@ -251,9 +272,11 @@ def read_tail_records(path: Path, count: int, chunk_size: int = 64 * 1024) -> li
     if count <= 0:
         return []
     try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed by the with below)
+        handle = open_regular(path)
     except FileNotFoundError:
         return []
+    except OSError as exc:
+        raise _describe_os_error("read", path, exc) from None
     with handle:
         end = handle.seek(0, os.SEEK_END)
         position = end
