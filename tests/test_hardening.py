@@ -506,5 +506,11 @@ def test_a_fifo_in_place_of_a_data_file_never_hangs_a_command(vault: Vault, data
         if done.returncode == 1 and command[0] != "doctor":
             assert errors, (command, done.stderr)
         assert all(data_file in line or "FIFO" in line or "regular" in line for line in errors)
+    # `lore doctor` names the history and the memory archive among its findings.
+    if data_file in ("history.jsonl", "memory/memory.json"):
+        findings = examine(vault).findings
+        assert any(
+            finding.path == data_file and "regular" in finding.message for finding in findings
+        )
     # Nothing took the pipe's place.
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)

@@ -13,7 +13,7 @@ from lore.core.history import HistoryStore
 from lore.core.links import link_key, link_targets
 from lore.core.memory import MemoryStore
 from lore.core.vault import Vault
-from lore.errors import ConfigError
+from lore.errors import ConfigError, VaultError
 
 # The atomic-write helper's temporary files: `.<name>.<random>.tmp` beside the file it
 # replaces. One left behind means a write was killed before its rename.
@@ -172,13 +172,18 @@ def examine(vault: Vault, *, fix: bool = False) -> DoctorReport:
     for relpath in sorted(link_map):
         if relpath not in linked and not link_map[relpath]:
             report.findings.append(Finding("orphan", relpath, "no links in or out"))
-    history = HistoryStore(vault).check()
-    if history.bad_lines:
-        shown = ", ".join(str(n) for n in history.bad_lines[:5])
-        tail = " (a torn last line from an interrupted write)" if history.torn_tail else ""
-        report.findings.append(
-            Finding("history", "history.jsonl", f"unreadable lines skipped: {shown}{tail}")
-        )
+    try:
+        history = HistoryStore(vault).check()
+    except VaultError as exc:
+        # Not a file Lore can read at all (a pipe or a folder in its place): a finding too.
+        report.findings.append(Finding("history", "history.jsonl", str(exc)))
+    else:
+        if history.bad_lines:
+            shown = ", ".join(str(n) for n in history.bad_lines[:5])
+            tail = " (a torn last line from an interrupted write)" if history.torn_tail else ""
+            report.findings.append(
+                Finding("history", "history.jsonl", f"unreadable lines skipped: {shown}{tail}")
+            )
     memory = MemoryStore(vault)
     memory.state()
     if memory.problem:
