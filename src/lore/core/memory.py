@@ -331,15 +331,20 @@ class MemoryStore:
         watermark, the frontier with every entry memory.json holds, and the parts (checked
         to be there, whole, but not read), with `complete` False.
 
-        The whole archive, as `state` reads it, where there is no part, where a part does
-        not say how many entries of each level it holds, and where memory.json or a part
-        is damaged (then `problem` says so)."""
+        Where there is no part, memory.json is the whole archive, read once. The whole
+        archive as `state` reads it where a part does not say how many entries of each
+        level it holds, and where memory.json or a part is damaged (then `problem` says
+        so)."""
         try:
             head = self._read_head()
-            if head.sealed and all(part.levels is not None for part in head.sealed):
+            if not head.sealed:
+                return head
+            if all(part.levels is not None for part in head.sealed):
                 check_parts(self.path.parent, head.sealed)
                 head.complete = False
                 return head
+        except FileNotFoundError:
+            return MemoryState()
         except (OSError, ValueError):
             pass  # read whole below, which names the problem
         return self.state()

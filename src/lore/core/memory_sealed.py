@@ -87,10 +87,16 @@ def read_parts(
     is missing or not what `memory.json` says."""
     entries: list[Entry] = []
     for number, part in enumerate(parts, 1):
-        if part.file != part_name(number):
-            raise SealedPartDamaged(f"memory.json names {part.file!r} as sealed part {number}")
-        entries.extend(_read_part(folder / part.file, part, entry_of))
+        entries.extend(_read_part(_part_path(folder, number, part), part, entry_of))
     return entries
+
+
+def _part_path(folder: Path, number: int, part: SealedPart) -> Path:
+    """Where part `number` is, refused unless memory.json names it as Lore does: never a
+    path out of the sealed folder."""
+    if part.file != part_name(number):
+        raise SealedPartDamaged(f"memory.json names {part.file!r} as sealed part {number}")
+    return folder / part.file
 
 
 def _read_part(path: Path, part: SealedPart, entry_of: Callable[[Any], Entry]) -> list[Entry]:
@@ -128,9 +134,7 @@ def check_parts(folder: Path, parts: list[SealedPart]) -> None:
     """That each of `parts` is where `memory.json` says, a regular file of its size, without
     reading it; `SealedPartDamaged` if one is not."""
     for number, part in enumerate(parts, 1):
-        if part.file != part_name(number):
-            raise SealedPartDamaged(f"memory.json names {part.file!r} as sealed part {number}")
-        path = folder / part.file
+        path = _part_path(folder, number, part)
         try:
             info = os.stat(path)
         except FileNotFoundError:
