@@ -316,8 +316,8 @@ LATER_TURNS = 60
 def bench_compactions_after(program: list[str], vault: Path, source: Path) -> None:
     """`lore compact` as the asks after a long compaction make it due: 60 more turns at a
     time (about 7,500 tokens, past the default threshold), each a new process, and what
-    each adds to the vault's git objects (the sealed parts of the archive stay as they are:
-    only memory.json is written again)."""
+    each adds to the vault's git objects (the archive's sealed parts stay as they are: only
+    memory.json, and a new part once enough is covered, are written)."""
     with open(source, "rb") as handle:
         lines = [handle.readline() for _ in range(LATER_ROUNDS * LATER_TURNS)]
     objects = vault / ".git" / "objects"
