@@ -200,6 +200,43 @@ def test_compaction_and_retier_are_one_commit_each(vault: Vault, tmp_path: Path)
     assert clean(vault)
 
 
+def test_a_large_commit_has_its_blobs_written_ahead_in_two_processes(
+    vault: Vault, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lore.core.versioning import recorder
+    from lore.core.versioning.git import Git
+
+    monkeypatch.setattr(recorder, "BLOBS_AHEAD_BYTES", 200)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    stored: list[list[set[str]]] = []
+    run_together = Git.run_together
+
+    def watched(self: Git, runs: list[tuple[list[str], bytes]]) -> list[int]:
+        codes = run_together(self, runs)
+        groups = [set(os.fsdecode(data).split()) for _, data in runs]
+        # Each blob is in the repository before update-index is asked for it.
+        for group in groups:
+            for path in group:
+                blob = git(vault.root, "hash-object", path).strip()
+                git(vault.root, "cat-file", "-e", blob)
+        stored.append(groups)
+        return codes
+
+    monkeypatch.setattr(Git, "run_together", watched)
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for number in range(4):
+        (folder / f"doc{number}.md").write_text(f"# Doc {number}\n\n" + f"Fact {number}. " * 40)
+    ingest(vault, [str(folder)])
+    assert len(stored) == 1 and len(stored[0]) == 2
+    first, second = stored[0]
+    assert first and second and not first & second
+    # Every file the commit added was written ahead, and the commit holds them as they are.
+    added = set(changed_in(vault))
+    assert added <= first | second
+    assert clean(vault)
+
+
 # -- edits made outside Lore ---------------------------------------------------------------------
 
 

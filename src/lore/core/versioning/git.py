@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,6 +114,35 @@ class Git:
         if done.returncode not in accept:
             raise GitFailed(f"git {command}: {first_line(done.stderr) or 'failed'}")
         return done
+
+    def run_together(self, runs: Sequence[tuple[Sequence[str], bytes]]) -> list[int]:
+        """Each `(args, input)` run at once, each in a process of its own fed by a thread of
+        its own; their exit codes, -1 for a run that could not start or finish in time."""
+        codes = [-1] * len(runs)
+
+        def run_one(number: int) -> None:
+            args, data = runs[number]
+            try:
+                done = subprocess.run(
+                    [self.executable, *_OVERRIDES, *args],
+                    cwd=self.cwd,
+                    env=_environment(),
+                    input=data,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    timeout=GIT_TIMEOUT_S,
+                    check=False,
+                )
+            except (subprocess.TimeoutExpired, OSError):
+                return
+            codes[number] = done.returncode
+
+        threads = [threading.Thread(target=run_one, args=(number,)) for number in range(len(runs))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return codes
 
     def output(self, args: Sequence[str], *, input: bytes | None = None) -> str:
         return self.run(args, input=input).stdout.decode("utf-8", errors="replace").strip()

@@ -19,6 +19,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -217,6 +218,7 @@ def commit(repo: Repository, paths: list[str], message: str, *, only: bool = Tru
         return False
     listed = b"\x00".join(os.fsencode(path) for path in paths)
     git = repo.git
+    _store_blobs_ahead(repo, paths)
     # update-index, unlike add, takes a path that is gone from both disk and index as done.
     git.run(["update-index", "--add", "--remove", "-z", "--stdin"], input=listed)
     arguments = ["--literal-pathspecs", "commit", "--quiet", "--no-verify", "-m", message]
@@ -229,6 +231,50 @@ def commit(repo: Repository, paths: list[str], message: str, *, only: bool = Tru
     if "nothing to commit" in said or "nothing added to commit" in said or "no changes" in said:
         return False
     raise GitFailed(f"git commit: {first_line(done.stderr) or first_line(done.stdout)}")
+
+
+# Files to commit of at least this many bytes in all have their blobs written ahead.
+BLOBS_AHEAD_BYTES = 4 << 20
+
+
+def _store_blobs_ahead(repo: Repository, paths: list[str]) -> None:
+    """Write the blobs of the files about to be committed in two `git hash-object`
+    processes at once, when they hold megabytes and a second core is there to take half.
+
+    Compressing blobs is most of a large commit's time (the 15 MB a compaction of 100,000
+    turns seals: 0.28 s), and `update-index` does it on one core; finding a blob already
+    stored, it only hashes the file. Nothing depends on this: a blob not written here is
+    written by `update-index`, and one written for nothing is an unused object `git gc`
+    removes."""
+    if len(os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else ()) < 2:
+        return
+    files: list[tuple[int, str]] = []
+    for path in paths:
+        if "\n" in path:
+            continue  # --stdin-paths takes one path a line
+        try:
+            info = os.lstat(repo.git.cwd / path)
+        except OSError:
+            continue  # removed: nothing to store
+        if stat.S_ISREG(info.st_mode):
+            files.append((info.st_size, path))
+    if sum(size for size, _ in files) < BLOBS_AHEAD_BYTES:
+        return
+    # The largest first, each to the process with less to do so far.
+    groups: tuple[list[str], list[str]] = ([], [])
+    loads = [0, 0]
+    for size, path in sorted(files, reverse=True):
+        lighter = 0 if loads[0] <= loads[1] else 1
+        groups[lighter].append(path)
+        loads[lighter] += size
+    store = ["hash-object", "-w", "--stdin-paths"]
+    repo.git.run_together(
+        [
+            (store, b"".join(os.fsencode(path) + b"\n" for path in group))
+            for group in groups
+            if group
+        ]
+    )
 
 
 def ensure_gitignore(root: Path) -> None:
