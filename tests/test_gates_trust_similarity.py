@@ -126,3 +126,69 @@ def test_sketches_are_the_same_in_every_process() -> None:
         for seed in ("1", "2")
     }
     assert len(seen) == 1 and "((" in seen.pop()
+
+
+def _claim_stream(seed: int, count: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    words = [
+        f"{rng.choice('bcdfgklmnprstv')}{rng.choice('aeiou')}{rng.choice('lnrst')}"
+        for _ in range(300)
+    ]
+    base = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 18))) for _ in range(count)]
+    # Repeats and near repeats, so that buckets hold several claims and merges happen.
+    return [rng.choice(base) + rng.choice(["", ".", "!", " again"]) for _ in range(count)]
+
+
+def test_the_index_finds_the_same_neighbours_whenever_its_buckets_were_merged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import random
+
+    from lore.core.gates import similarity
+
+    def run(merge_at: int) -> list[list[tuple[str, str, str, float, float]]]:
+        monkeypatch.setattr(similarity, "MERGE_AT", merge_at)
+        rng = random.Random(7)
+        index = SimilarityIndex()
+        found = []
+        for text in _claim_stream(3, 1500):
+            found.append(
+                [
+                    (m.path, m.trust, m.text, m.word_similarity, m.shingle_similarity)
+                    for m in index.nearest(text)
+                ]
+            )
+            path = f"notes/{rng.randrange(60)}.md"
+            index.add(text, path, rng.choice(["untrusted", "semi-trusted", "trusted"]))
+            if rng.random() < 0.01:
+                index.remove_path(f"notes/{rng.randrange(60)}.md")
+            elif rng.random() < 0.03:
+                index.set_trust(
+                    f"notes/{rng.randrange(60)}.md", rng.choice(["trusted", "untrusted"])
+                )
+        found.append([(str(len(index)), "", "", 0.0, 0.0)])
+        return found
+
+    # Merged every few claims, and never: the same neighbours, in the same order, each time.
+    merged, waiting = run(7), run(1 << 30)
+    assert merged == waiting
+    assert sum(1 for step in merged if step) > 300
+
+
+def test_claims_filed_under_a_value_come_back_in_the_order_they_were_filed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lore.core.gates import similarity
+
+    monkeypatch.setattr(similarity, "MERGE_AT", 4)
+    buckets = similarity._Buckets()
+    buckets.file([10, 20], 5)
+    buckets.file([20, 30], 2)  # an older claim filed later (a note made trusted)
+    buckets.file([20], 9)  # four entries wait for 20: merged
+    buckets.file([20, 40], 1)
+    assert buckets.claims(20) == [5, 2, 9, 1]
+    assert (buckets.claims(10), buckets.claims(30), buckets.claims(40)) == (5, 2, 1)
+    assert buckets.claims(15) is None
+    assert len(buckets) == 7

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -136,18 +137,6 @@ def estimate(a: Sequence[int], b: Sequence[int]) -> float:
     return shared / len(union)
 
 
-@dataclass(slots=True)
-class _Entry:
-    """The sketches of one filed claim, with the note it is in and that note's trust."""
-
-    path: str
-    trust: str
-    # Kept only for trusted claims, the ones a held claim is shown beside.
-    text: str
-    words: array[int]
-    shingles: array[int]
-
-
 @dataclass
 class Match:
     """A filed claim near a new one, with how alike their words and their shingles are."""
@@ -159,22 +148,119 @@ class Match:
     shingle_similarity: float
 
 
-class SimilarityIndex:
-    """Sketches of the active claims in the vault, added to as claims are filed."""
+# A claim's trust as one byte, and the byte of a claim whose note was removed.
+_TRUSTS = tuple(TRUST_RANK)
+_TRUST_CODE = {name: code for code, name in enumerate(_TRUSTS)}
+_REMOVED = 255
+# The newest bucket entries wait in a dict until there are this many, or a sixteenth as
+# many as are merged already, and are then merged into the sorted arrays: a merge copies
+# the arrays, so they are merged into less often as they grow.
+MERGE_AT = 4_096
+
+
+class _Buckets:
+    """The claims filed under each sketch value, in the order they were filed.
+
+    Most are in two arrays sorted by value (12 bytes an entry), the newest in a dict until
+    enough of them wait to be merged in. A dict of them all took about 90 bytes an entry,
+    with the objects of its keys and values: half of all the index held, and an ingest of
+    the Python documentation makes 250,000 entries."""
 
     def __init__(self) -> None:
-        self._entries: list[_Entry | None] = []
-        # The claims by each of their first sketch values: most values are one claim's, and
-        # hold its number alone rather than a list of one (a third of what an ingest of the
-        # Python documentation kept in memory by its end).
-        self._word_buckets: dict[int, int | list[int]] = {}
-        self._shingle_buckets: dict[int, int | list[int]] = {}
-        self._by_path: dict[str, list[int]] = {}
+        self._values = array("q")
+        self._claims = array("i")
+        self._recent: dict[int, int | list[int]] = {}
+        self._waiting = 0
+
+    def __len__(self) -> int:
+        return len(self._values) + self._waiting
+
+    def file(self, values: Iterable[int], number: int) -> None:
+        recent = self._recent
+        for value in values:
+            found = recent.get(value)
+            if found is None:
+                recent[value] = number
+            elif isinstance(found, int):
+                recent[value] = [found, number]
+            else:
+                found.append(number)
+            self._waiting += 1
+        if self._waiting >= max(MERGE_AT, len(self._values) // 16):
+            self._merge()
+
+    def claims(self, value: int) -> int | list[int] | None:
+        """The claims filed under `value`: one claim's number, a list, or None."""
+        values = self._values
+        start = bisect_left(values, value)
+        stop = start
+        while stop < len(values) and values[stop] == value:
+            stop += 1
+        recent = self._recent.get(value)
+        if start == stop:
+            return recent
+        if recent is None and stop == start + 1:
+            return self._claims[start]
+        held = self._claims[start:stop].tolist()
+        if recent is not None:
+            held.extend([recent] if isinstance(recent, int) else recent)
+        return held
+
+    def _merge(self) -> None:
+        """The waiting entries into the arrays, each after those filed under its value
+        before it: one pass of copying, a step of Python for each value merged."""
+        old_values, old_claims = self._values, self._claims
+        values, claims = array("q"), array("i")
+        done = 0
+        for value in sorted(self._recent):
+            found = self._recent[value]
+            at = bisect_right(old_values, value, done)
+            values.extend(old_values[done:at])
+            claims.extend(old_claims[done:at])
+            done = at
+            if isinstance(found, int):
+                values.append(value)
+                claims.append(found)
+            else:
+                values.extend([value] * len(found))
+                claims.extend(found)
+        values.extend(old_values[done:])
+        claims.extend(old_claims[done:])
+        self._values, self._claims = values, claims
+        self._recent = {}
+        self._waiting = 0
+
+
+class SimilarityIndex:
+    """Sketches of the active claims in the vault, added to as claims are filed.
+
+    Each claim is a number: its sketches are runs of two arrays, its trust a byte, its note
+    a reference to the path string the catalog holds anyway. A claim took 870 bytes as an
+    object with two arrays of its own and dict entries in the buckets, and takes 340 so:
+    the index grows less with every document an ingest files, and a long-lived process
+    keeps less for the vault it has open."""
+
+    def __init__(self) -> None:
+        self._paths: list[str] = []
+        self._trust = bytearray()
+        # Kept only for trusted claims, the ones a held claim is shown beside.
+        self._texts: dict[int, str] = {}
+        # Claim n's sketches are values[starts[n]:starts[n + 1]] of each.
+        self._words = array("q")
+        self._word_starts = array("q", [0])
+        self._shingles = array("q")
+        self._shingle_starts = array("q", [0])
+        # Claims by their first sketch values. Closeness by shared words only matters next
+        # to trusted notes (the trust and contradiction checks), so only their words are
+        # filed; duplicates are found by shingles, which are filed for every claim.
+        self._word_buckets = _Buckets()
+        self._shingle_buckets = _Buckets()
+        self._by_path: dict[str, array[int]] = {}
         # Sketches computed by nearest() for claims not yet added: each is computed once.
         self._sketched: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
     def __len__(self) -> int:
-        return sum(1 for entry in self._entries if entry is not None)
+        return len(self._trust) - self._trust.count(_REMOVED)
 
     def _sketches(self, text: str, *, keep: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
         found = self._sketched.pop(text, None) if not keep else self._sketched.get(text)
@@ -190,78 +276,69 @@ class SimilarityIndex:
         words, shingles = self._sketches(text, keep=False)
         if not words and not shingles:
             return
-        number = len(self._entries)
-        self._entries.append(
-            _Entry(
-                path,
-                trust,
-                text if trust == "trusted" else "",
-                array("q", words),
-                array("q", shingles),
-            )
-        )
+        number = len(self._trust)
+        self._paths.append(path)
+        self._trust.append(_TRUST_CODE[trust])
+        self._words.extend(words)
+        self._word_starts.append(len(self._words))
+        self._shingles.extend(shingles)
+        self._shingle_starts.append(len(self._shingles))
         if trust == "trusted":
-            self._add_words(number)
-        _file_under(self._shingle_buckets, shingles[:BUCKET_KEYS], number)
-        self._by_path.setdefault(path, []).append(number)
+            self._texts[number] = text
+            self._word_buckets.file(words[:BUCKET_KEYS], number)
+        self._shingle_buckets.file(shingles[:BUCKET_KEYS], number)
+        self._by_path.setdefault(path, array("i")).append(number)
 
-    def _add_words(self, number: int) -> None:
-        # Closeness by shared words only matters next to trusted notes (the trust and
-        # contradiction checks), so only their words are bucketed; duplicates are found by
-        # shingles, which are bucketed for every claim.
-        entry = self._entries[number]
-        if entry is not None:
-            _file_under(self._word_buckets, entry.words[:BUCKET_KEYS], number)
+    def _words_of(self, number: int) -> array[int]:
+        return self._words[self._word_starts[number] : self._word_starts[number + 1]]
+
+    def _shingles_of(self, number: int) -> array[int]:
+        return self._shingles[self._shingle_starts[number] : self._shingle_starts[number + 1]]
 
     def remove_path(self, path: str) -> None:
-        for number in self._by_path.pop(path, []):
-            self._entries[number] = None
+        for number in self._by_path.pop(path, ()):
+            self._trust[number] = _REMOVED
+            self._texts.pop(number, None)
 
     def set_trust(self, path: str, trust: str) -> None:
-        for number in self._by_path.get(path, []):
-            entry = self._entries[number]
-            if entry is not None:
-                if trust == "trusted" and entry.trust != "trusted":
-                    self._add_words(number)
-                entry.trust = trust
+        code = _TRUST_CODE[trust]
+        trusted = _TRUST_CODE["trusted"]
+        for number in self._by_path.get(path, ()):
+            was = self._trust[number]
+            if was == _REMOVED:
+                continue
+            if code == trusted and was != trusted:
+                self._word_buckets.file(self._words_of(number)[:BUCKET_KEYS], number)
+            self._trust[number] = code
 
     def nearest(self, text: str, limit: int = 5) -> list[Match]:
         words, shingles = self._sketches(text, keep=True)
         hits: Counter[int] = Counter()
         for buckets, values in ((self._word_buckets, words), (self._shingle_buckets, shingles)):
+            if not len(buckets):
+                continue
             for value in values[:BUCKET_KEYS]:
-                bucket = buckets.get(value)
+                bucket = buckets.claims(value)
                 if isinstance(bucket, int):
                     hits[bucket] += 1
                 elif bucket and len(bucket) <= MAX_BUCKET:
                     hits.update(bucket)
         matches = []
         for number, count in hits.most_common(limit * 2):
-            entry = self._entries[number]
-            if entry is None or (count < 2 and len(words) > 2):
+            code = self._trust[number]
+            if code == _REMOVED or (count < 2 and len(words) > 2):
                 continue
             matches.append(
                 Match(
-                    path=entry.path,
-                    trust=entry.trust,
-                    text=entry.text,
-                    word_similarity=estimate(words, entry.words),
-                    shingle_similarity=estimate(shingles, entry.shingles),
+                    path=self._paths[number],
+                    trust=_TRUSTS[code],
+                    text=self._texts.get(number, ""),
+                    word_similarity=estimate(words, self._words_of(number)),
+                    shingle_similarity=estimate(shingles, self._shingles_of(number)),
                 )
             )
         matches.sort(key=lambda m: (m.shingle_similarity, m.word_similarity), reverse=True)
         return matches[:limit]
-
-
-def _file_under(buckets: dict[int, int | list[int]], values: Iterable[int], number: int) -> None:
-    for value in values:
-        found = buckets.get(value)
-        if found is None:
-            buckets[value] = number
-        elif isinstance(found, int):
-            buckets[value] = [found, number]
-        else:
-            found.append(number)
 
 
 @dataclass
