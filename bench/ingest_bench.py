@@ -76,6 +76,8 @@ class IngestRun:
     git_cpu: float
     commits: int
     peak_mb: float = 0.0
+    # The peak until the last source was filed, before the search index is built.
+    filing_peak_mb: float = 0.0
 
 
 def bench_corpus(folder: Path, scratch: Path, *, versioned: bool = True) -> IngestRun:
@@ -88,9 +90,11 @@ def bench_corpus(folder: Path, scratch: Path, *, versioned: bool = True) -> Inge
     git_cpu_started = children_cpu_seconds()
     started, cpu_started = time.perf_counter(), cpu_seconds()
     last_source = [started]
+    filing_peak = [0.0]
 
     def on_event(event: IngestEvent) -> None:
         last_source[0] = time.perf_counter()
+        filing_peak[0] = peak_rss_mb()
 
     report = ingest(vault, [str(folder)], recursive=True, progress=on_event)
     elapsed, cpu = time.perf_counter() - started, cpu_seconds() - cpu_started
@@ -109,7 +113,10 @@ def bench_corpus(folder: Path, scratch: Path, *, versioned: bool = True) -> Inge
     )
     print(f"  CPU time: {cpu:.1f} s (wall time includes waiting for other processes and the disk)")
     print(f"  load average while running: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"  peak memory (max RSS): {peak_rss_mb():.0f} MB")
+    print(
+        f"  peak memory (max RSS): {peak_rss_mb():.0f} MB "
+        f"({filing_peak[0]:.0f} MB until the last source was filed)"
+    )
     status = "OK" if elapsed < 60 and peak_rss_mb() < 300 else "MISSED"
     print(f"  target < 60 s and < 300 MB: {status} (wall); CPU {'OK' if cpu < 60 else 'MISSED'}")
     held = [s for s in report.sources if s.held]
@@ -124,7 +131,7 @@ def bench_corpus(folder: Path, scratch: Path, *, versioned: bool = True) -> Inge
             ["git", "-C", str(root), "rev-list", "--count", "HEAD"], capture_output=True, text=True
         )
         commits = int(log.stdout.strip() or 0)
-    return IngestRun(elapsed, cpu, git_cpu, commits, peak_rss_mb())
+    return IngestRun(elapsed, cpu, git_cpu, commits, peak_rss_mb(), filing_peak[0])
 
 
 RESULT_MARK = "ingest-run: "
@@ -154,6 +161,7 @@ def median_run(runs: list[IngestRun]) -> IngestRun:
         statistics.median(run.git_cpu for run in runs),
         max(run.commits for run in runs),
         max(run.peak_mb for run in runs),
+        max(run.filing_peak_mb for run in runs),
     )
 
 
@@ -173,6 +181,13 @@ def memory_growth(folder: Path, whole: IngestRun, scratch: Path) -> None:
     print(
         f"memory's growth: peak {part.peak_mb:.0f} MB for {part_mb:.1f} MB of input, "
         f"{whole.peak_mb:.0f} MB for {whole_mb:.1f} MB: {growth:.1f} MB more per MB of input"
+    )
+    # What stays while sources are filed (the catalog of notes and the claims' sketches)
+    # apart from the search index build's writer, whose pool the half set does not fill.
+    filing = (whole.filing_peak_mb - part.filing_peak_mb) / (whole_mb - part_mb)
+    print(
+        f"  until the last source was filed: {part.filing_peak_mb:.0f} MB and "
+        f"{whole.filing_peak_mb:.0f} MB: {filing:.1f} MB more per MB of input"
     )
 
 
