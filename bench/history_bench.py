@@ -23,7 +23,7 @@ Printed, not asserted:
   300 MB); then `lore compact` as a person runs it and `lore compact --json` as a script
   does (it prints all the entries written), taking turns, each run in a vault of its own
   outside any repository as `lore init` makes one, so the commit of the memory written
-  counts too (target: under 5 s); medians of three runs each; then `lore ask --json` in the vault
+  counts too (target: under 5 s); medians of five runs each; then `lore ask --json` in the vault
   `lore compact` made, reading the view of the archive an ask keeps, alternating with the
   same ask reading the whole archive; and `lore compact` of 60 more turns at a time, as later
   asks make it due, with what each adds to the vault's git objects.
@@ -222,7 +222,7 @@ print(f"{elapsed:.3f} {cpu:.3f} {peak:.0f} {report.turns_covered} {len(report.en
 end_process(0)
 """
 # Each compaction is timed this many times, a fresh vault each time; medians are printed.
-COMPACT_ROUNDS = 3
+COMPACT_ROUNDS = 5
 
 
 def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
