@@ -237,6 +237,35 @@ def test_a_large_commit_has_its_blobs_written_ahead_in_two_processes(
     assert clean(vault)
 
 
+def test_files_whose_names_git_would_read_otherwise_are_left_to_update_index(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lore.core.versioning import recorder
+    from lore.core.versioning.git import Git, open_repository
+
+    monkeypatch.setattr(recorder, "BLOBS_AHEAD_BYTES", 10)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    asked: list[bytes] = []
+    run_together = Git.run_together
+
+    def watched(self: Git, runs: list[tuple[list[str], bytes]]) -> list[int]:
+        asked.extend(data for _, data in runs)
+        return run_together(self, runs)
+
+    monkeypatch.setattr(Git, "run_together", watched)
+    names = ["plain.md", '"quoted".md', "carriage\rreturn.md", "gone.md"]
+    for name in names[:3]:
+        (vault.root / name).write_text(f"text of {name!r}\n" * 5)
+    repo, _ = open_repository(vault.root)
+    assert repo is not None
+    recorder._store_blobs_ahead(repo, names)
+    # Only the plain file is written ahead: a name in quotes is unquoted by git, a carriage
+    # return ends its line, and a file gone has nothing to store.
+    assert b"".join(asked) == b"plain.md\n"
+    blob = git(vault.root, "hash-object", "plain.md").strip()
+    git(vault.root, "cat-file", "-e", blob)
+
+
 # -- edits made outside Lore ---------------------------------------------------------------------
 
 

@@ -250,8 +250,8 @@ def _store_blobs_ahead(repo: Repository, paths: list[str]) -> None:
         return
     files: list[tuple[int, str]] = []
     for path in paths:
-        if "\n" in path:
-            continue  # --stdin-paths takes one path a line
+        if "\n" in path or "\r" in path or path.startswith('"'):
+            continue  # --stdin-paths reads a line a path, and unquotes one in quotes
         try:
             info = os.lstat(repo.git.cwd / path)
         except OSError:
