@@ -148,9 +148,11 @@ class Match:
     shingle_similarity: float
 
 
-# A claim's trust as one byte, and the byte of a claim whose note was removed.
+# A claim's trust as one byte, and the byte of a claim whose note was removed. A trust
+# Lore does not know counts as untrusted, as a note's front matter naming one is read.
 _TRUSTS = tuple(TRUST_RANK)
 _TRUST_CODE = {name: code for code, name in enumerate(_TRUSTS)}
+_UNTRUSTED = _TRUST_CODE["untrusted"]
 _REMOVED = 255
 # The newest bucket entries wait in a dict until there are this many, or a sixteenth as
 # many as are merged already, and are then merged into the sorted arrays: a merge copies
@@ -278,7 +280,7 @@ class SimilarityIndex:
             return
         number = len(self._trust)
         self._paths.append(path)
-        self._trust.append(_TRUST_CODE[trust])
+        self._trust.append(_TRUST_CODE.get(trust, _UNTRUSTED))
         self._words.extend(words)
         self._word_starts.append(len(self._words))
         self._shingles.extend(shingles)
@@ -301,7 +303,7 @@ class SimilarityIndex:
             self._texts.pop(number, None)
 
     def set_trust(self, path: str, trust: str) -> None:
-        code = _TRUST_CODE[trust]
+        code = _TRUST_CODE.get(trust, _UNTRUSTED)
         trusted = _TRUST_CODE["trusted"]
         for number in self._by_path.get(path, ()):
             was = self._trust[number]
