@@ -123,3 +123,86 @@ def test_no_method_is_compiled_for_the_class() -> None:
     assert Other.__init__ is Lite.__init__
     assert Other.__repr__ is Lite.__repr__
     assert Other.__eq__ is Lite.__eq__
+
+
+# -- dataclass_own_init: the generated __init__, the shared __repr__ and __eq__ -----------------
+
+
+def own_init_classes() -> list[tuple[Any, Any]]:
+    from lore.core.dataclass_lite import dataclass_own_init
+
+    @dataclass_own_init
+    class Plain:
+        """Plain."""
+
+        name: str
+        count: float = 0.0
+        hidden: str = field(default="x", repr=False, compare=False)
+
+    @dataclass
+    class PlainGenerated:
+        """Plain, generated."""
+
+        name: str
+        count: float = 0.0
+        hidden: str = field(default="x", repr=False, compare=False)
+
+    @dataclass_own_init(frozen=True)
+    class Frozen:
+        """Frozen."""
+
+        name: str
+        count: float = 0.0
+
+    @dataclass(frozen=True)
+    class FrozenGenerated:
+        """Frozen, generated."""
+
+        name: str
+        count: float = 0.0
+
+    @dataclass_own_init(slots=True, kw_only=True)
+    class Slotted:
+        """Slotted, by keyword."""
+
+        name: str
+        count: float = 0.0
+
+    @dataclass(slots=True, kw_only=True)
+    class SlottedGenerated:
+        """Slotted, by keyword, generated."""
+
+        name: str
+        count: float = 0.0
+
+    return [(Plain, PlainGenerated), (Frozen, FrozenGenerated), (Slotted, SlottedGenerated)]
+
+
+def test_a_record_with_its_own_init_compares_and_shows_as_the_generated_one_does() -> None:
+    nan = float("nan")
+    for made, generated in own_init_classes():
+        pairs = [
+            ({"name": "a"}, {"name": "a"}),
+            ({"name": "a", "count": 1.0}, {"name": "a", "count": 2.0}),
+            ({"name": "a", "count": nan}, {"name": "a", "count": nan}),  # the same NaN
+            ({"name": "a", "count": nan}, {"name": "a", "count": float("nan")}),
+        ]
+        for first, second in pairs:
+            assert (made(**first) == made(**second)) == (
+                generated(**first) == generated(**second)
+            ), (made, first, second)
+            assert repr(made(**first)) == repr(generated(**first)).replace(
+                generated.__qualname__, made.__qualname__
+            )
+        assert made(name="a").__eq__(generated(name="a")) is NotImplemented
+    plain, frozen, slotted = (made for made, _ in own_init_classes())
+    assert plain("a", hidden="one") == plain("a", hidden="two")
+    with pytest.raises(TypeError):
+        hash(plain("a"))
+    assert hash(frozen("a", 1.0)) == hash(frozen("a", 1.0))
+    assert {frozen("a"), frozen("a")} == {frozen("a")}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        frozen("a").name = "b"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        slotted("a")  # type: ignore[misc]
+    assert not hasattr(slotted(name="a"), "__dict__")

@@ -18,11 +18,10 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lore.core.citations import check_citations
-from lore.core.dataclass_lite import dataclass_lite
+from lore.core.dataclass_lite import dataclass_lite, dataclass_own_init
 from lore.core.history import HistoryStore
 from lore.core.loop_free import is_cancellation, off_loop, off_loop_to_the_end
 from lore.core.memory import MemoryStore
@@ -55,7 +54,7 @@ class AskStarted:
     turn_id: str
 
 
-@dataclass
+@dataclass_own_init
 class AnswerDelta:
     """The next piece of the streamed answer."""
 

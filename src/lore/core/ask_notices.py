@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable
-from dataclasses import dataclass
 from typing import Literal
 
 from lore.core.ask import (
@@ -23,11 +22,12 @@ from lore.core.ask import (
     CompactionFailed,
     MemoryCompacted,
 )
+from lore.core.dataclass_lite import dataclass_own_init
 
 Level = Literal["info", "warning", "error"]
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class AskNotice:
     """One line a face shows beside the answer, and how serious it is."""
 

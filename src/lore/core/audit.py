@@ -5,10 +5,11 @@ One JSON record per line in `audit.jsonl`; a torn last line is skipped by reader
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, date, datetime
 from typing import Any
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.notes import utc_now
 from lore.core.storage import append_raw, encode_record, iter_records
 from lore.core.vault import Vault
@@ -19,7 +20,7 @@ from lore.errors import UsageError
 COMMIT_GATE = "version"
 
 
-@dataclass
+@dataclass_own_init
 class AuditEntry:
     """One line of `audit.jsonl`: a decision about a claim from a source (the gate, its verdict
     and reasons), who made it and when, and the operation and commit it belongs to."""

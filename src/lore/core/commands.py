@@ -12,60 +12,60 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.errors import LoreError, UsageError
 
 if TYPE_CHECKING:
     from lore.core.session import LoreSession
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class Quit:
     """Leave the face."""
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class ClearTranscript:
     """Clear what is on screen; the history keeps every turn."""
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class ApplyTheme:
     """Use the theme called `name`."""
 
     name: str
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class AskAgain:
     """Ask `question` as if it had been typed."""
 
     question: str
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class ShowPane:
     """Bring the pane called `pane` to the front."""
 
     pane: str
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class ShowNote:
     """Open the note `ref` names."""
 
     ref: str
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class Refresh:
     """The vault changed: whatever shows notes, held claims or the history reloads."""
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class ModelSwitched:
     """Answers now come from `model` of `provider`, for the rest of the session."""
 
@@ -78,7 +78,7 @@ CommandAction = (
 )
 
 
-@dataclass
+@dataclass_own_init
 class TableData:
     """Rows to show as a table, under their column names."""
 
@@ -90,7 +90,7 @@ class TableData:
         return {"title": self.title, "columns": self.columns, "rows": self.rows}
 
 
-@dataclass
+@dataclass_own_init
 class CommandResult:
     """What a slash command gives back: Markdown or a table to show, raw data, an action for the
     face, and whether it succeeded."""
@@ -102,7 +102,7 @@ class CommandResult:
     ok: bool = True
 
 
-@dataclass
+@dataclass_own_init
 class CommandContext:
     """What a handler runs against: the session, and the registry that dispatched it."""
 
@@ -114,7 +114,7 @@ class CommandContext:
 Handler = Callable[[CommandContext, str], CommandResult]
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class SlashCommand:
     """One slash command: its name and aliases, a line of help, the hint for its arguments and
     its handler."""

@@ -20,12 +20,13 @@ import gc
 import re
 import secrets
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import chain
 from typing import Any, Protocol
 
 from lore.core.compaction_due import compaction_due
 from lore.core.compaction_scan import Digest, LiveTurn, only_of, read_live, text_of
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.fact_digest import fact_digest, forget_sentences, forget_words, roll_up
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
@@ -49,7 +50,7 @@ FACT_TOKENS_PER_TURN = 24
 _FACT_SCAN_CHARS = 4000
 
 
-@dataclass
+@dataclass_own_init
 class CompactionReport:
     """What a compaction did, or in a dry run would do: the live history and memory before and
     after, the entries written, and why."""

@@ -11,14 +11,18 @@ field between instances of the one class, and the same repr. A method the class 
 itself is kept.
 
 The shared `__init__` is slower for each instance it makes, so records made by the
-thousand (a vault's notes) keep `dataclass`. Type checkers see a dataclass
+thousand (a vault's notes, a history's turns) use `dataclass_own_init`: `dataclass`
+writes their `__init__` (a quarter of its work), and they share the `__repr__` and
+`__eq__` here, which are three quarters of it. Type checkers see a dataclass
 (`dataclass_transform`), with the signature `dataclass` would generate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import MISSING, Field, dataclass, field, fields
-from typing import Any, TypeVar, dataclass_transform
+from operator import attrgetter
+from typing import Any, TypeVar, dataclass_transform, overload
 
 Record = TypeVar("Record", bound=type)
 
@@ -36,6 +40,45 @@ def dataclass_lite(cls: Record) -> Record:
         if name not in own:
             setattr(made, name, method)
     return cls
+
+
+@overload
+def dataclass_own_init(cls: Record, /) -> Record: ...
+
+
+@overload
+def dataclass_own_init(
+    *, frozen: bool = False, slots: bool = False, kw_only: bool = False
+) -> Callable[[Record], Record]: ...
+
+
+@dataclass_transform(field_specifiers=(field,))
+def dataclass_own_init(
+    cls: Record | None = None,
+    /,
+    *,
+    frozen: bool = False,
+    slots: bool = False,
+    kw_only: bool = False,
+) -> Record | Callable[[Record], Record]:
+    """`cls` as a dataclass whose `__init__` `dataclass` writes (as quick to call as any),
+    and with the shared `__repr__` and, unless it is frozen, `__eq__`. A frozen one keeps
+    the generated `__eq__` and `__hash__`: it may be a key hashed in a loop."""
+
+    def made_from(cls: Record) -> Record:
+        own = dict(vars(cls))
+        made: Any = dataclass(repr=False, eq=frozen, frozen=frozen, slots=slots, kw_only=kw_only)(
+            cls
+        )
+        if "__repr__" not in own:
+            made.__repr__ = _repr
+        if not frozen and "__eq__" not in own:
+            made.__eq__ = _eq
+            if "__hash__" not in own:
+                made.__hash__ = None
+        return made  # type: ignore[no-any-return]
+
+    return made_from if cls is None else made_from(cls)
 
 
 def _init(self: Any, *args: Any, **values: Any) -> None:
@@ -72,7 +115,24 @@ def _repr(self: Any) -> str:
 def _eq(self: Any, other: Any) -> bool:
     if other.__class__ is not self.__class__:
         return NotImplemented
-    compared = [item.name for item in fields(self) if item.compare]
-    return tuple(getattr(self, name) for name in compared) == tuple(
-        getattr(other, name) for name in compared
-    )
+    compared = _compared.get(self.__class__)
+    if compared is None:
+        compared = _compared[self.__class__] = _compared_fields(self)
+    return bool(compared(self) == compared(other))
+
+
+# Each class's compared fields, read at its first comparison: a record compared in a loop
+# (a list searched for one) pays for `fields()` once.
+_compared: dict[type, Callable[[Any], tuple[Any, ...]]] = {}
+
+
+def _compared_fields(record: Any) -> Callable[[Any], tuple[Any, ...]]:
+    """The tuple of `record`'s compared fields, as the generated `__eq__` compares them (a
+    tuple: a field is equal to itself even where its value is not, as NaN)."""
+    names = [item.name for item in fields(record) if item.compare]
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        read = attrgetter(names[0])
+        return lambda one: (read(one),)
+    return lambda one: ()

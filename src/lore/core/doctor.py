@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.history import HistoryStore
 from lore.core.links import link_key, link_targets
 from lore.core.memory import MemoryStore
@@ -21,7 +22,7 @@ _TEMP_FILE = re.compile(r"^\..+\.[A-Za-z0-9_]{8}\.tmp$")
 STALE_TEMP_AGE_S = 60.0
 
 
-@dataclass
+@dataclass_own_init
 class Finding:
     """One problem `lore doctor` found: its kind, the file (and line) and what is wrong."""
 
@@ -34,7 +35,7 @@ class Finding:
         return {"kind": self.kind, "path": self.path, "line": self.line, "message": self.message}
 
 
-@dataclass
+@dataclass_own_init
 class DoctorReport:
     """What `lore doctor` found in a vault, how many notes it read, and what it mended."""
 

@@ -21,11 +21,11 @@ import heapq
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from lore.core.dataclass_lite import dataclass_lite
+from lore.core.dataclass_lite import dataclass_lite, dataclass_own_init
 from lore.core.passages import Passage, note_passages, split_sentences, words
 from lore.core.providers.base import ChatMessage
 from lore.core.search.query import stem_word
@@ -95,7 +95,7 @@ def block_footer(nonce: str) -> str:
 # -- sizes the way the estimate counts them ----------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class TextSize:
     """What `estimate_tokens` counts in a text. Sizes add up when texts are joined by a
     separator that starts and ends with whitespace, and neither text has whitespace at its ends:
@@ -135,7 +135,7 @@ _SEPARATOR_SIZES = {text: TextSize.of(text) for text in (_ADJACENT, _GAP, "\n")}
 # -- scoring -----------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass_own_init
 class OfferedPassage:
     """A passage offered to the pack, with why it is worth its place."""
 
@@ -145,7 +145,7 @@ class OfferedPassage:
     matched: tuple[str, ...]  # the question's words it holds, as the question wrote them
 
 
-@dataclass
+@dataclass_own_init
 class _Scored:
     """A passage being scored: how often it holds each of the question's stems (its note's title
     counted in), its length in characters and its BM25 score."""
@@ -321,7 +321,7 @@ def idf(document_frequency: int, documents: int) -> float:
 # -- the section ---------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass_own_init
 class _Block:
     """One note's block of the evidence message: its citation number, header and the passages
     placed in it so far, with the size of all but the passages."""

@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
 from operator import add, itemgetter
 from typing import NamedTuple, TypeVar
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.passages import STOPWORDS, words
 from lore.core.search.query import stem_word
 from lore.core.tokens import estimate_from_counts, estimate_tokens, text_counts
@@ -79,7 +79,7 @@ def _size(text: str) -> _Size:
     return characters, len(text.split()), outside
 
 
-@dataclass(slots=True)
+@dataclass_own_init(slots=True)
 class _Tally:
     """The estimate of parts joined by one space or newline each, kept as parts are added.
 

@@ -23,11 +23,12 @@ import json
 import os
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from lore.core import record_fields as read
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.derived_state import read_saved, save
 from lore.core.history import HistoryStore, decode_turn
 from lore.core.memory_sealed import (
@@ -61,7 +62,7 @@ _parsed: dict[Path, tuple[_Stamp, MemoryState, str | None]] = {}
 _parsed_guard = threading.Lock()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass_own_init(slots=True, kw_only=True)
 class MemoryEntry:
     """One summary in the memory archive: its level, text and token estimate, and the turns or
     entries below it that it covers."""
@@ -118,7 +119,7 @@ class MemoryEntry:
         )
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass_own_init(slots=True, kw_only=True)
 class MemoryState:
     """The memory archive as `memory.json` holds it: the watermark that ends the compacted past,
     and every entry."""

@@ -9,14 +9,15 @@ Turns are counted as compaction counts them: question and answer, estimated.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.memory import MemoryStore
 from lore.core.tokens import estimate_tokens
 from lore.core.vault import Vault
 
 
-@dataclass
+@dataclass_own_init
 class LevelStatus:
     """How many entries one level of memory holds, and their tokens."""
 
@@ -24,7 +25,7 @@ class LevelStatus:
     tokens: int
 
 
-@dataclass
+@dataclass_own_init
 class MemoryStatus:
     """How full the live history is against the compaction threshold, and what memory holds
     level by level."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from lore.core import record_fields as read
-from lore.core.dataclass_lite import dataclass_lite
+from lore.core.dataclass_lite import dataclass_lite, dataclass_own_init
 from lore.core.record_fields import RecordError
 from lore.core.storage import append_record, iter_records, read_tail_records
 from lore.core.tokens import reported_or_estimated
@@ -27,7 +27,7 @@ _STATUSES = ("ok", "cancelled", "error")
 
 # A plain dataclass, read back as turns are (lore.core.record_fields): a pydantic model cost
 # every ask the import of pydantic to write one line; pydantic reads only unusual lines.
-@dataclass(slots=True, kw_only=True)
+@dataclass_own_init(slots=True, kw_only=True)
 class MetricRecord:
     """One line of `metrics.jsonl`: what one ask cost in tokens and time, the evidence it used,
     what the pack dropped, and the citations kept and removed."""

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import UTC, date, datetime
 from functools import cache
 from typing import Any, NamedTuple
 
 from lore.config import TRUST_LEVELS, NoteStatus, TrustLevel
+from lore.core.dataclass_lite import dataclass_own_init
 
 KNOWN_KEYS = ("id", "title", "tags", "created", "updated", "sources", "trust", "status")
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -83,7 +84,7 @@ def path_note_id(relpath: str) -> str:
     return "h" + hashlib.sha1(relpath.encode("utf-8")).hexdigest()[:14]
 
 
-@dataclass
+@dataclass_own_init
 class Source:
     """A document a note was made from: where it is, its content hash and its title."""
 
@@ -95,7 +96,7 @@ class Source:
         return {"uri": self.uri, "sha256": self.sha256, "title": self.title}
 
 
-@dataclass
+@dataclass_own_init
 class Note:
     """One Markdown note as read: its front matter's fields, its body, and what was wrong with
     the file (`problems`, and the line that makes it unsafe to rewrite)."""

@@ -17,12 +17,12 @@ of those messages (`lore.core.tokens`), so the sum of the sections is the prompt
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any, Literal, Protocol
 
 from lore.config import AskSettings
-from lore.core.dataclass_lite import dataclass_lite
+from lore.core.dataclass_lite import dataclass_lite, dataclass_own_init
 from lore.core.evidence import (
     EVIDENCE_PREFIX,
     MIN_TRIMMED_TOKENS,
@@ -95,7 +95,7 @@ class MemoryItem(Protocol):
     covers: list[str]
 
 
-@dataclass
+@dataclass_own_init
 class PackItem:
     """One thing a pack sends (the instructions, a memory entry, a turn, a note, the question),
     its tokens and value, and why it is there."""
@@ -156,7 +156,7 @@ class DroppedItem:
         }
 
 
-@dataclass
+@dataclass_own_init
 class PackSection:
     """One section of a pack: its cap, the chat messages it sends and the items they hold."""
 
@@ -256,7 +256,7 @@ def _memory_line(entry: MemoryItem) -> str:
 # -- the builder -------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass_own_init
 class _Candidate:
     """A memory entry or turn offered to its section, rendered only once it is chosen, at the
     size the room left allows."""

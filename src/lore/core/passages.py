@@ -9,9 +9,9 @@ chose; it is not a second search engine.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.note_parts import NAVIGATION
 from lore.core.tokens import estimate_tokens
 
@@ -122,7 +122,7 @@ def split_sentences(text: str) -> list[str]:
     return [part.strip() for part in _SENTENCE_END.split(text) if part and part.strip()]
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class Passage:
     """A paragraph of a note, or a run of sentences from a long one, numbered in note order."""
 

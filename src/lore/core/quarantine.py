@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import builtins
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import yaml
 
 from lore.config import TrustLevel
 from lore.core.audit import AuditEntry, AuditLog
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.display_text import is_hidden_char as is_hidden_char  # the faces read it here
 from lore.core.display_text import strip_hidden, visible
 from lore.core.gates.types import Claim, Flag, Verdict
@@ -34,7 +35,7 @@ def make_visible(text: str) -> str:
     return visible(text, multiline=True)
 
 
-@dataclass
+@dataclass_own_init
 class HeldClaim:
     """A claim in the quarantine as its file holds it: its text and source, the gate that held
     it and why, the note it may duplicate or contradict, and whether it was rejected."""
@@ -168,7 +169,7 @@ def parse_held(text: str) -> HeldClaim | None:
     return HeldClaim.from_dict(data)
 
 
-@dataclass
+@dataclass_own_init
 class Promotion:
     """What a promotion wrote, and how many hidden characters it left out of the notes."""
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
-from lore.core.dataclass_lite import dataclass_lite
+from lore.core.dataclass_lite import dataclass_lite, dataclass_own_init
 from lore.core.evidence import idf
 from lore.core.passages import content_words, question_words, stem, words
 from lore.core.subjects import (
@@ -74,7 +74,7 @@ _ORDINALS = {
 POSTINGS_BUDGET = 2500
 
 
-@dataclass
+@dataclass_own_init
 class EvidenceCandidate:
     """A retrieved note, best first; the pack decides how much of it fits."""
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.passages import STOPWORDS, stem
 
 # (title as written, tags) of the note whose title is exactly the phrase (casefolded), or
@@ -37,7 +37,7 @@ _MAX_SUBJECT_WORDS = 4
 _MAX_TITLE_WORDS = 6
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class _Token:
     """A word of a text, where it lies, and whether it opens a sentence (a capital there proves
     nothing)."""
@@ -58,7 +58,7 @@ class _Token:
         return lowered not in STOPWORDS and (len(lowered) > 1 or not lowered.isascii())
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class SubjectSwap:
     """The earlier question with `new` in place of `old`."""
 
@@ -67,7 +67,7 @@ class SubjectSwap:
     old: str
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class _Span:
     """A run of text that may be a subject: a note's title (with that note's tags) or words
     written as a name (`tags` None)."""

@@ -9,11 +9,12 @@ folder, user themes from the data folder; a user theme with a built-in name repl
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from lore.config import load_yaml_file
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.storage import atomic_write_text
 from lore.errors import ConfigError
 from lore.paths import bundled_themes_dir, user_dirs
@@ -42,7 +43,7 @@ _NAMED = re.compile(r"^[a-z][a-z_]*$")
 _VARIABLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class ThemeSpec:
     """A checked theme file: its base colours, whether it is dark, Lore's own variables, and the
     file it was read from."""
@@ -54,7 +55,7 @@ class ThemeSpec:
     source: Path | None = None
 
 
-@dataclass
+@dataclass_own_init
 class ThemeCatalogue:
     """Every theme found, plus one line per file that could not be used."""
 

@@ -7,12 +7,12 @@ tried before the built-ins. Local files get their own level (semi-trusted unless
 from __future__ import annotations
 
 import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lore.config import TrustLevel, load_yaml_file
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.vault import Vault
 from lore.errors import ConfigError
 
@@ -46,7 +46,7 @@ def host_matches(host: str, suffix: str) -> bool:
     return host == suffix or host.endswith("." + suffix)
 
 
-@dataclass
+@dataclass_own_init
 class TrustRules:
     """What sets a source's trust: host rules (the user's, then the built-ins), the level for
     local files, and the level for anything else."""
@@ -85,7 +85,7 @@ class TrustRules:
         return self.default, f"{parsed.scheme}: source"
 
 
-@dataclass
+@dataclass_own_init
 class TrustChange:
     """A note whose trust the current rules change, from `old` to `new`, and why."""
 

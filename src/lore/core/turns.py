@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal
 
 from lore.core import record_fields as read
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.record_fields import ABSENT, RecordError
 from lore.core.tokens import reported_or_estimated
 
@@ -45,7 +46,7 @@ def random_hex(count: int) -> str:
 # -- the records ---------------------------------------------------------------------------
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass_own_init(slots=True, kw_only=True)
 class TurnUsage:
     """The tokens a turn's prompt and reply took: Lore's estimate, and the provider's count
     where it gave one."""
@@ -88,7 +89,7 @@ class TurnUsage:
         )
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass_own_init(slots=True, kw_only=True)
 class TurnTimings:
     """How long a turn took in milliseconds: to retrieve, to the reply's first token, and in all."""
 
@@ -117,7 +118,7 @@ class TurnTimings:
         )
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass_own_init(slots=True, kw_only=True)
 class Turn:
     """One ask as the history records it: the question, the answer and the notes it cited, the
     provider and model, what it cost, and how it ended."""

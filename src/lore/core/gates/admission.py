@@ -10,9 +10,10 @@ claims are mostly flagged for hidden characters or encodings is held whole too.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from lore.config import GateSettings
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.gates import provenance, sanitise, similarity, trust
 from lore.core.gates.language import unread_language
 from lore.core.gates.review import Reviewer
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 
-@dataclass
+@dataclass_own_init
 class GateContext:
     """What the gates judge the claims of an ingest against: the settings, the claims already
     filed, the reviewer and the titles of trusted notes."""
@@ -59,7 +60,7 @@ def _heading_flags(section: str) -> list[Flag]:
     ]
 
 
-@dataclass
+@dataclass_own_init
 class _Findings:
     """What the sanitiser and the review found in one source, before any verdict."""
 

@@ -19,10 +19,11 @@ import string
 import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+
+from lore.core.dataclass_lite import dataclass_own_init
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass_own_init(frozen=True, slots=True)
 class View:
     """One reading of a text. `how` names what was decoded: "" for the text itself, nested
     layers joined by "+" ("base64+hex" is hex found inside base64)."""

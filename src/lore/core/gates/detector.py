@@ -18,12 +18,12 @@ import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.gates.canonical import canonical
 from lore.errors import LoreError
 
@@ -76,7 +76,7 @@ def features(form: str, vocabulary: frozenset[str]) -> set[str]:
     return found
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class DetectorFinding:
     """The detector's score for a text that reads as an instruction to an AI, and the words that
     raised it most."""

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.gates.harmful import find_harmful_request
 
 _AI_NOUN = (
@@ -829,7 +829,7 @@ def quoted_mention(text: str, start: int, end: int) -> bool:
 HARMFUL = "asks for harmful content"
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class IntentFinding:
     """One intent a rule found: its label, the words that showed it (shortened), and where they
     are in the text."""

@@ -13,9 +13,9 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from hashlib import blake2b
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.gates.types import TRUST_RANK, Claim
 
 SKETCH_SIZE = 16
@@ -137,7 +137,7 @@ def estimate(a: Sequence[int], b: Sequence[int]) -> float:
     return shared / len(union)
 
 
-@dataclass
+@dataclass_own_init
 class Match:
     """A filed claim near a new one, with how alike their words and their shingles are."""
 
@@ -343,7 +343,7 @@ class SimilarityIndex:
         return matches[:limit]
 
 
-@dataclass
+@dataclass_own_init
 class SimilarityOutcome:
     """What the similarity gate decided for a claim, why, and the filed claim it turned on."""
 

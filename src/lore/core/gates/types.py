@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
 
 from lore.config import TrustLevel
+from lore.core.dataclass_lite import dataclass_own_init
 
 Decision = Literal["admit", "merge", "hold"]
 TRUST_RANK: dict[str, int] = {"untrusted": 0, "semi-trusted": 1, "trusted": 2}
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class Flag:
     """Something suspicious at `text[start:end]` of a claim."""
 
@@ -40,7 +41,7 @@ def claim_id(uri: str, sha256: str, section: str, text: str) -> str:
     return f"c{digest[:14]}"
 
 
-@dataclass
+@dataclass_own_init
 class Claim:
     """A short statement from one section of one source."""
 
@@ -77,7 +78,7 @@ class Claim:
         )
 
 
-@dataclass
+@dataclass_own_init
 class Verdict:
     """What the gates decided for one claim; `gate` names the gate that decided."""
 

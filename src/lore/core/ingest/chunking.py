@@ -10,8 +10,9 @@ become notes of their own: "Title (part 2 of 5)".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.ingest.sources import Format
 from lore.core.note_parts import PART_WORDS, part_title
 
@@ -38,7 +39,7 @@ def _sentences(text: str) -> list[str]:
     return [sentence for sentence in found if sentence]
 
 
-@dataclass
+@dataclass_own_init
 class Section:
     """A titled section of a source and its paragraphs."""
 
@@ -46,7 +47,7 @@ class Section:
     paragraphs: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass_own_init
 class Chunk:
     """Paragraphs of one section (or part of one) small enough to extract claims from at once;
     `number` is its place in the source."""

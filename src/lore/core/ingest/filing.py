@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from lore.config import TrustLevel
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.display_text import clean_title
 from lore.core.gates.similarity import SimilarityIndex
 from lore.core.gates.types import TRUST_RANK, Claim
@@ -36,7 +37,7 @@ _clean_title = lru_cache(maxsize=4096)(clean_title)
 WRITTEN_KEPT_CHARS = 2_000_000
 
 
-@dataclass
+@dataclass_own_init
 class NoteInfo:
     """What filing needs to know of a note without its body: title, trust, status, the source it
     came from, and whether it is safe to rewrite."""
@@ -179,7 +180,7 @@ def _written_chars(text: str, note: Note) -> int:
     return len(text) + len(note.body)
 
 
-@dataclass
+@dataclass_own_init
 class NoteChange:
     """One note a flush wrote, or would write: its text before (None: a new note) and after."""
 
@@ -206,7 +207,7 @@ def _source_label(uri: str) -> str:
     return PurePosixPath(parsed.path or uri).name or uri
 
 
-@dataclass
+@dataclass_own_init
 class Filer:
     """Files admitted claims into notes in memory, and writes every changed note at `flush`."""
 

@@ -12,12 +12,13 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
 from lore.config import TrustLevel
 from lore.core.audit import AuditEntry, AuditLog
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.gates.admission import GateContext, run_gates
 from lore.core.gates.detector import InjectionDetector, load_detector
 from lore.core.gates.llm import AsyncRunner
@@ -46,7 +47,7 @@ from lore.core.vault import Vault
 Outcome = Literal["admitted", "merged", "held", "unchanged", "failed"]
 
 
-@dataclass
+@dataclass_own_init
 class SourceOutcome:
     """How ingesting one source went: its outcome, how many claims were admitted, merged or
     held, the notes it touched, and why."""
@@ -84,7 +85,7 @@ class SourceOutcome:
         }
 
 
-@dataclass
+@dataclass_own_init
 class IngestReport:
     """How each source of an ingest went, whether it was a dry run, and how long it took."""
 
@@ -120,7 +121,7 @@ class IngestReport:
         }
 
 
-@dataclass
+@dataclass_own_init
 class IngestEvent:
     """Progress: `planned` once with the total, then `done` after each source."""
 

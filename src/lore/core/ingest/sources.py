@@ -15,7 +15,6 @@ import stat
 import threading
 import time
 import urllib.parse
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Literal
@@ -24,6 +23,7 @@ import httpx
 import yaml
 
 from lore.config import IngestSettings
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.display_text import clean_title
 from lore.core.notes import split_front_matter
 
@@ -75,7 +75,7 @@ class SourceError(Exception):
         self.reason = reason
 
 
-@dataclass
+@dataclass_own_init
 class SourceDocument:
     """A source as read: its URI, title and text (HTML already turned to text), and the bytes it
     came as with their SHA-256."""

@@ -7,15 +7,15 @@ provider is written once. Offline, Ollama and OpenAI-compatible providers implem
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, Protocol, runtime_checkable
 
-from lore.core.dataclass_lite import dataclass_lite
+from lore.core.dataclass_lite import dataclass_lite, dataclass_own_init
 
 Role = Literal["system", "user", "assistant"]
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class ChatMessage:
     """One message of a chat, and who it is from."""
 
@@ -34,7 +34,7 @@ class Usage:
     completion_tokens: int | None = None
 
 
-@dataclass
+@dataclass_own_init
 class Chunk:
     """A piece of a streamed reply. The last chunk of a stream carries `usage` and `done`."""
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.loop_free import pass_turn
 from lore.core.pack import EVIDENCE_PREFIX
 from lore.core.passages import (
@@ -68,7 +68,7 @@ NOTHING_RELEVANT = (
 )
 
 
-@dataclass
+@dataclass_own_init
 class _Sentence:
     """A sentence of the evidence, with its note's citation number, the words it and its note's
     title hold, and how well it answers."""

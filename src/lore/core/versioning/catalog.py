@@ -12,9 +12,9 @@ import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.versioning.git import Repository
 from lore.errors import VaultError
 
@@ -60,7 +60,7 @@ CREATE INDEX IF NOT EXISTS changes_by_path ON changes (path, seq);
 """
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class CommitInfo:
     """One commit as the catalog keeps it: its sequence number, sha, time and author, and the
     Lore operation it records."""
@@ -76,7 +76,7 @@ class CommitInfo:
     subject: str
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class FileChange:
     """One file a commit changed, and how."""
 

@@ -13,9 +13,9 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.errors import VaultError
 
 IDENTITY_NAME = "Lore"
@@ -79,7 +79,7 @@ def _environment() -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class Git:
     """`git` run in one folder (the vault's root)."""
 
@@ -156,7 +156,7 @@ def first_line(data: bytes) -> str:
     return ""
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class Repository:
     """The git repository a vault is in."""
 

@@ -22,10 +22,11 @@ import secrets
 import stat
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.notes import utc_now
 from lore.core.storage import atomic_write_json, atomic_write_text
 from lore.core.versioning.git import (
@@ -77,7 +78,7 @@ _LIVE: set[str] = set()
 _LIVE_GUARD = threading.Lock()
 
 
-@dataclass
+@dataclass_own_init
 class Operation:
     """One operation that writes: what it is called, who asked for it, what it changed."""
 

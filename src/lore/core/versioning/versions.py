@@ -7,11 +7,11 @@ an operation, committed through the lock like any other write.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.notes import Note, parse_note
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_bytes
@@ -36,7 +36,7 @@ class UnknownRevision(UsageError):
     """A revision that names no commit, or one at which the note did not exist."""
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class LoggedOperation:
     """One commit in the vault's history: an operation Lore made, or a commit made with git."""
 
@@ -60,7 +60,7 @@ class LoggedOperation:
         }
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class NoteVersion(LoggedOperation):
     """A commit that changed one note, and how: added, edited, renamed, removed."""
 
@@ -72,7 +72,7 @@ class NoteVersion(LoggedOperation):
         return {**super().to_dict(), "path": self.path, "change": self.change}
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class NoteAtVersion:
     """A note's file as it was at one version, as bytes, readable as text or as a note."""
 
@@ -88,7 +88,7 @@ class NoteAtVersion:
         return parse_note(self.text, self.version.path)
 
 
-@dataclass(frozen=True)
+@dataclass_own_init(frozen=True)
 class RestoreResult:
     """What restoring a note to a version did: the note now, where the replaced text was kept,
     and the commit."""
