@@ -26,7 +26,10 @@ Printed, not asserted:
   counts too (target: under 5 s); medians of five runs each; then `lore ask --json` in the vault
   `lore compact` made, reading the view of the archive an ask keeps, alternating with the
   same ask reading the whole archive; and `lore compact` of 60 more turns at a time, as later
-  asks make it due, with what each adds to the vault's git objects.
+  asks make it due, with what each adds to the vault's git objects. Last, with no target,
+  as many turns whose sentences never repeat (each one's words in a new order), as in a
+  model's answers, compacted as the first: the turns above quote a pool of sentences, as
+  the offline answerer quotes notes, and a digest reads each sentence it has seen once.
 
     python bench/history_bench.py [--big N] [--compact-turns N] [--rebuild] [--only PART]
 """
@@ -82,18 +85,33 @@ def corpus_sentences(limit: int = 60_000) -> list[str]:
     return sentences
 
 
-def write_history(path: Path, turns: int, sentences: list[str], seed: int) -> None:
-    """`turns` records shaped exactly as HistoryStore.append writes them, written in bulk."""
+def write_history(
+    path: Path, turns: int, sentences: list[str], seed: int, *, reworded: bool = False
+) -> None:
+    """`turns` records shaped exactly as HistoryStore.append writes them, written in bulk.
+
+    Their questions and answers quote the sentences as they are, as the offline answerer
+    quotes notes; `reworded`, each sentence quoted has its words in a new order, so that
+    none repeats, as in a model's answers."""
     rng = random.Random(seed)
+
+    def quoted() -> str:
+        sentence = rng.choice(sentences)
+        if not reworded:
+            return sentence
+        words = sentence.rstrip(".!?").split()
+        rng.shuffle(words)
+        return " ".join(words) + sentence[-1:]
+
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_suffix(".tmp")
     base = 0x19000000000
     with open(temp, "wb") as handle:
         batch: list[bytes] = []
         for number in range(turns):
-            question = rng.choice(sentences).rstrip(".") + "?"
+            question = quoted().rstrip(".") + "?"
             answer = " ".join(
-                rng.choice(sentences) + f" [{rng.randint(1, 6)}]" for _ in range(rng.randint(2, 6))
+                quoted() + f" [{rng.randint(1, 6)}]" for _ in range(rng.randint(2, 6))
             )
             record = {
                 "v": 1,
@@ -125,14 +143,16 @@ def write_history(path: Path, turns: int, sentences: list[str], seed: int) -> No
     temp.replace(path)
 
 
-def vault_with_history(name: str, turns: int, sentences: list[str], rebuild: bool) -> Vault:
+def vault_with_history(
+    name: str, turns: int, sentences: list[str], rebuild: bool, *, reworded: bool = False
+) -> Vault:
     root = DATA / name
     marker = root / ".turns"
     if rebuild or not marker.exists() or marker.read_text() != str(turns):
         shutil.rmtree(root, ignore_errors=True)
         init_vault(root, name)
         print(f"  writing {turns:,} turns to {root} …", flush=True)
-        write_history(root / "history.jsonl", turns, sentences, seed=turns)
+        write_history(root / "history.jsonl", turns, sentences, seed=turns, reworded=reworded)
         marker.write_text(str(turns))
     return Vault.open(root)
 
@@ -235,17 +255,9 @@ def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
     # A shared or virtual machine's speed changes from one minute to the next: a fixed loop
     # timed beside each run tells a slower machine from slower code.
     print(f"  {machine_speed()}")
-    runs: list[tuple[float, list[str]]] = []
-    for _ in range(COMPACT_ROUNDS):
-        shutil.rmtree(work, ignore_errors=True)
-        init_vault(work, "compaction run")
-        shutil.copyfile(source.layout.history, work / "history.jsonl")
-        whole, result = timed_process([sys.executable, "-c", COMPACT_CHILD, str(work)])
-        if result.returncode != 0:
-            print("  failed:", result.stderr.strip().splitlines()[-1:])
-            return
-        runs.append((whole, result.stdout.split()))
-    shutil.rmtree(work, ignore_errors=True)
+    runs = compaction_runs(source, work, COMPACT_ROUNDS)
+    if runs is None:
+        return
     elapsed, cpu, whole = (
         statistics.median(float(run[1][n]) if n < 2 else run[0] for run in runs) for n in range(3)
     )
@@ -259,6 +271,40 @@ def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
         f"(targets: under 5 s, under 300 MB)"
     )
     bench_lore_compact(source, turns)
+    reworded = vault_with_history(
+        f"compact-{turns}-reworded", turns, sentences, rebuild, reworded=True
+    )
+    fresh = compaction_runs(reworded, work, REWORDED_ROUNDS)
+    if fresh is not None:
+        print(
+            f"  the same number of turns with each sentence's words in a new order, so that no "
+            f"sentence repeats, as in a model's answers (the turns above quote "
+            f"{len(sentences):,} sentences, as the offline answerer quotes notes): "
+            f"{statistics.median(run[0] for run in fresh):.2f} s as a whole process "
+            f"(runs: {_seconds(run[0] for run in fresh)}; no target)"
+        )
+
+
+# The reworded history is compacted this many times.
+REWORDED_ROUNDS = 3
+
+
+def compaction_runs(source: Vault, work: Path, rounds: int) -> list[tuple[float, list[str]]] | None:
+    """`COMPACT_CHILD` on a copy of `source`'s history, `rounds` times, a fresh vault and a
+    fresh process each time: the whole process's seconds and what it printed; None (and
+    why, printed) if one failed."""
+    runs: list[tuple[float, list[str]]] = []
+    for _ in range(rounds):
+        shutil.rmtree(work, ignore_errors=True)
+        init_vault(work, "compaction run")
+        shutil.copyfile(source.layout.history, work / "history.jsonl")
+        whole, result = timed_process([sys.executable, "-c", COMPACT_CHILD, str(work)])
+        if result.returncode != 0:
+            print("  failed:", result.stderr.strip().splitlines()[-1:])
+            return None
+        runs.append((whole, result.stdout.split()))
+    shutil.rmtree(work, ignore_errors=True)
+    return runs
 
 
 def _seconds(values: Iterable[float]) -> str:
