@@ -196,8 +196,11 @@ class _Buckets:
         values = self._values
         start = bisect_left(values, value)
         stop = start
-        while stop < len(values) and values[stop] == value:
+        if stop < len(values) and values[stop] == value:
             stop += 1
+            # A phrase that is everywhere has thousands: found by halves, not one by one.
+            if stop < len(values) and values[stop] == value:
+                stop = bisect_right(values, value, stop)
         recent = self._recent.get(value)
         if start == stop:
             return recent
