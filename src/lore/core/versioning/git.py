@@ -116,26 +116,16 @@ class Git:
         return done
 
     def run_together(self, runs: Sequence[tuple[Sequence[str], bytes]]) -> list[int]:
-        """Each `(args, input)` run at once, each in a process of its own fed by a thread of
-        its own; their exit codes, -1 for a run that could not start or finish in time."""
+        """Each `(args, input)` run at once, each by `run` in a thread of its own; their exit
+        codes, -1 for a run that could not start or finish in time."""
         codes = [-1] * len(runs)
 
         def run_one(number: int) -> None:
             args, data = runs[number]
             try:
-                done = subprocess.run(
-                    [self.executable, *_OVERRIDES, *args],
-                    cwd=self.cwd,
-                    env=_environment(),
-                    input=data,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    timeout=GIT_TIMEOUT_S,
-                    check=False,
-                )
-            except (subprocess.TimeoutExpired, OSError):
-                return
-            codes[number] = done.returncode
+                codes[number] = self.run(args, input=data, accept=range(256)).returncode
+            except GitFailed:
+                pass
 
         threads = [threading.Thread(target=run_one, args=(number,)) for number in range(len(runs))]
         for thread in threads:
