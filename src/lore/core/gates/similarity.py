@@ -277,10 +277,19 @@ class SimilarityIndex:
                 self._sketched[text] = found
         return found
 
-    def add(self, text: str, path: str, trust: str) -> None:
+    def add(self, text: str, path: str, trust: str) -> tuple[Sequence[int], Sequence[int]] | None:
+        """File the claim `text` of the note at `path`; its sketches, or None for a text
+        with no words, which is not filed."""
         words, shingles = self._sketches(text, keep=False)
         if not words and not shingles:
-            return
+            return None
+        self.add_sketched(words, shingles, text, path, trust)
+        return words, shingles
+
+    def add_sketched(
+        self, words: Sequence[int], shingles: Sequence[int], text: str, path: str, trust: str
+    ) -> None:
+        """File a claim whose sketches are known (as `sketches(text)` makes them)."""
         number = len(self._trust)
         self._paths.append(path)
         self._trust.append(_TRUST_CODE.get(trust, _UNTRUSTED))

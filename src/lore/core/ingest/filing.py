@@ -8,8 +8,10 @@ Notes are changed in memory and written at `flush()`, atomically, one file at a 
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
+from array import array
 from collections import OrderedDict
 from dataclasses import field
 from functools import lru_cache
@@ -20,6 +22,7 @@ from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.display_text import clean_title
 from lore.core.gates.similarity import SimilarityIndex
 from lore.core.gates.types import TRUST_RANK, Claim
+from lore.core.ingest.catalog_cache import CachedNote, CatalogCache
 from lore.core.note_parts import NAVIGATION, navigation, part_title, split_part
 from lore.core.notes import Note, Source, new_note_id, render_note, utc_now
 from lore.core.slug import slugify, unique_name
@@ -35,6 +38,9 @@ _clean_title = lru_cache(maxsize=4096)(clean_title)
 # one need not read it back; past this the oldest are read from disk again when joined, and
 # a long ingest holds no more than this, however many notes it writes.
 WRITTEN_KEPT_CHARS = 2_000_000
+# A first run in a large vault writes what it read to the cache this many notes at a time,
+# so that it never holds the sketches of them all twice.
+_CACHE_WRITE_NOTES = 2_000
 
 
 @dataclass_own_init
@@ -82,9 +88,11 @@ class Catalog:
         self.stats: dict[str, tuple[int, int]] = {}
 
     @classmethod
-    def build(cls, vault: Vault) -> Catalog:
+    def build(cls, vault: Vault, *, keep: bool = True) -> Catalog:
+        """The catalog of the notes in `vault`; with `keep`, what it reads is cached for the
+        next run (a dry run keeps nothing)."""
         catalog = cls()
-        catalog.sync(vault)
+        catalog.sync(vault, keep=keep)
         return catalog
 
     @classmethod
@@ -108,18 +116,43 @@ class Catalog:
         if hasattr(vault, _CACHE_ATTRIBUTE):
             delattr(vault, _CACHE_ATTRIBUTE)
 
-    def sync(self, vault: Vault) -> None:
+    def sync(self, vault: Vault, *, keep: bool = True) -> None:
+        """Bring the catalog up to date with the notes on disk: each note whose file changed
+        since it was last read is read again, from the cache where the cache has its file's
+        size and modification time (see `lore.core.ingest.catalog_cache`)."""
         current = {path: (size, mtime) for path, size, mtime in vault.scan_note_files()}
+        fresh = not self.stats
         for path in [path for path in self.stats if path not in current]:
             self.remove(path)
-        for path, stat in current.items():
-            if self.stats.get(path) == stat:
-                continue
+        changed = [path for path, stat in current.items() if self.stats.get(path) != stat]
+        cache = CatalogCache.of_vault(
+            vault.layout.state, writable=keep and os.access(vault.root, os.W_OK)
+        )
+        cached = cache.read(set(changed)) if changed else {}
+        limit = vault.config.vault.max_note_bytes
+        learnt: list[CachedNote] = []
+        # Rows of notes that are gone, or that no longer read as a note.
+        gone = [path for path in cache.paths() if path not in current] if fresh else []
+        for path in changed:
             self.remove(path)
+            size, mtime = current[path]
+            known = cached.get(path)
+            # Past the size limit (lowered since), a note is refused, as reading it would be.
+            unchanged = known is not None and (known.size, known.mtime_ns) == (size, mtime)
+            if known is not None and unchanged and size <= limit:
+                self._add_cached(known)
+                continue
             note, _ = vault.load_note(path)
-            if note is not None:
-                self.add(note, index_body=True)
+            if note is None:
+                if known is not None:
+                    gone.append(path)
+                continue
+            learnt.append(self._add_read(note, size, mtime))
+            if len(learnt) >= _CACHE_WRITE_NOTES:
+                cache.write(learnt, ())
+                learnt.clear()
         self.stats = current
+        cache.write(learnt, gone)
 
     def remove(self, path: str) -> None:
         info = self.notes.pop(path, None)
@@ -133,26 +166,64 @@ class Catalog:
             self.by_origin[info.origin_uri].remove(path)
 
     def add(self, note: Note, *, index_body: bool) -> None:
-        origin = note.extra.get("origin")
-        origin_uri = (
-            str(origin.get("uri")) if isinstance(origin, dict) and origin.get("uri") else None
-        )
-        origin_sha = str(origin.get("sha256", "")) if isinstance(origin, dict) else None
-        info = NoteInfo(
-            note.path, note.title, note.trust, note.status, origin_uri, origin_sha, note.writable
-        )
-        self.notes[note.path] = info
-        self.titles.setdefault(note.title.casefold(), note.path)
-        if origin_uri:
-            paths = self.by_origin.setdefault(origin_uri, [])
-            if note.path not in paths:
-                paths.append(note.path)
+        self._add_info(_info_of(note))
+        if index_body and note.status == "active":
+            for paragraph in claim_paragraphs(note.body):
+                self.index.add(paragraph, note.path, note.trust)
+
+    def _add_info(self, info: NoteInfo) -> None:
+        self.notes[info.path] = info
+        self.titles.setdefault(info.title.casefold(), info.path)
+        if info.origin_uri:
+            paths = self.by_origin.setdefault(info.origin_uri, [])
+            if info.path not in paths:
+                paths.append(info.path)
+        if info.status == "active" and info.trust == "trusted":
+            self.trusted_titles.setdefault(info.title.casefold(), info.path)
+
+    def _add_read(self, note: Note, size: int, mtime_ns: int) -> CachedNote:
+        """`add` a note read from its file, and what the cache keeps of it."""
+        info = _info_of(note)
+        self._add_info(info)
+        claims: list[tuple[array[int], array[int], str | None]] = []
         if note.status == "active":
-            if note.trust == "trusted":
-                self.trusted_titles.setdefault(note.title.casefold(), note.path)
-            if index_body:
-                for paragraph in claim_paragraphs(note.body):
-                    self.index.add(paragraph, note.path, note.trust)
+            kept = note.trust == "trusted"
+            for paragraph in claim_paragraphs(note.body):
+                sketched = self.index.add(paragraph, note.path, note.trust)
+                if sketched is not None:
+                    words, shingles = sketched
+                    claims.append(
+                        (array("q", words), array("q", shingles), paragraph if kept else None)
+                    )
+        return CachedNote(
+            info.path,
+            size,
+            mtime_ns,
+            info.title,
+            info.trust,
+            info.status,
+            info.origin_uri,
+            info.origin_sha,
+            info.writable,
+            claims,
+        )
+
+    def _add_cached(self, cached: CachedNote) -> None:
+        """`add` a note as the cache kept it, its claims' sketches as they were made."""
+        self._add_info(
+            NoteInfo(
+                cached.path,
+                cached.title,
+                cached.trust,
+                cached.status,
+                cached.origin_uri,
+                cached.origin_sha,
+                cached.writable,
+            )
+        )
+        if cached.status == "active":
+            for words, shingles, text in cached.claims:
+                self.index.add_sketched(words, shingles, text or "", cached.path, cached.trust)
 
     def remember(self, path: str, size: int, mtime_ns: int, text: str, note: Note) -> None:
         """Keep a note this run wrote, as written; the oldest kept go past the limit."""
@@ -173,6 +244,15 @@ class Catalog:
             del self.titles[key]
         if self.trusted_titles.get(key) == path:
             del self.trusted_titles[key]
+
+
+def _info_of(note: Note) -> NoteInfo:
+    origin = note.extra.get("origin")
+    origin_uri = str(origin.get("uri")) if isinstance(origin, dict) and origin.get("uri") else None
+    origin_sha = str(origin.get("sha256", "")) if isinstance(origin, dict) else None
+    return NoteInfo(
+        note.path, note.title, note.trust, note.status, origin_uri, origin_sha, note.writable
+    )
 
 
 def _written_chars(text: str, note: Note) -> int:

@@ -172,7 +172,7 @@ class IngestSession:
         # A dry run changes the catalog without writing, so it works on a private copy.
         # Under the lock: the kept catalog is shared by every thread using this vault.
         with vault.lock():
-            self.catalog = Catalog.build(vault) if dry_run else Catalog.for_vault(vault)
+            self.catalog = Catalog.build(vault, keep=False) if dry_run else Catalog.for_vault(vault)
         self.runner = AsyncRunner()
         retries = config.ingest.extract_retries
         self.extractor = Extractor(

@@ -1,0 +1,231 @@
+"""The catalog of notes kept between runs: the same catalog as reading every note, each note
+read again only when its file changed, and a cache that is missing, damaged, foreign or a
+link never changes what is filed."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lore.cli import main
+from lore.core.ingest import ingest_text
+from lore.core.ingest.catalog_cache import CACHE_FILE
+from lore.core.ingest.filing import Catalog
+from lore.core.vault import Vault
+
+DOCUMENTS = [
+    ("paste:mars", "Mars", "trusted", "Mars has two small moons, Phobos and Deimos."),
+    ("paste:ceres", "Ceres", "semi-trusted", "Ceres is the largest object in the asteroid belt."),
+    ("paste:io", "Io", "untrusted", "Io has more than four hundred active volcanoes."),
+    ("paste:europa", "Europa", "trusted", "Europa hides a salty ocean under its icy crust."),
+]
+PROBES = [
+    "Mars has two small moons, Phobos and Deimos.",
+    "Mars has two moons called Phobos and Deimos, both small.",
+    "Ceres is the largest object in the asteroid belt.",
+    "Europa hides an ocean of salt water under its crust.",
+    "Io has more than four hundred volcanoes.",
+]
+
+
+def fill(vault: Vault) -> None:
+    for uri, title, trust, text in DOCUMENTS:
+        ingest_text(vault, text, uri=uri, title=title, trust=trust)  # type: ignore[arg-type]
+
+
+def cache_path(vault: Vault) -> Path:
+    return vault.layout.state / CACHE_FILE
+
+
+def what_filing_sees(catalog: Catalog) -> tuple[Any, ...]:
+    """Everything filing asks of a catalog: its notes, titles, origins, and the neighbours
+    the similarity gate finds for each probe, in order."""
+    neighbours = [
+        [
+            (match.path, match.trust, match.text, match.word_similarity, match.shingle_similarity)
+            for match in catalog.index.nearest(probe)
+        ]
+        for probe in PROBES
+    ]
+    return (
+        {path: vars(info) for path, info in catalog.notes.items()},
+        catalog.titles,
+        catalog.by_origin,
+        catalog.trusted_titles,
+        catalog.stats,
+        len(catalog.index),
+        neighbours,
+    )
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The notes read from disk, in order."""
+    read: list[str] = []
+    load_note = Vault.load_note
+
+    def counted(self: Vault, relpath: str) -> Any:
+        read.append(relpath)
+        return load_note(self, relpath)
+
+    monkeypatch.setattr(Vault, "load_note", counted)
+    return read
+
+
+def test_a_catalog_taken_from_the_cache_is_the_one_read_from_the_notes(
+    vault: Vault, reads: list[str]
+) -> None:
+    fill(vault)
+    cache_path(vault).unlink(missing_ok=True)
+    reads.clear()
+    from_notes = Catalog.build(vault)
+    assert sorted(reads) == sorted(from_notes.notes) and cache_path(vault).is_file()
+    reads.clear()
+    from_cache = Catalog.build(vault)
+    assert reads == []  # no note was read again
+    assert what_filing_sees(from_cache) == what_filing_sees(from_notes)
+    assert any(what_filing_sees(from_cache)[-1])  # the probes do find neighbours
+
+
+def test_a_note_changed_on_disk_is_read_again_and_its_row_replaced(
+    vault: Vault, reads: list[str]
+) -> None:
+    fill(vault)
+    Catalog.build(vault)
+    path = vault.find("Mars").path
+    mars = vault.root / path
+    mars.write_text(
+        mars.read_text(encoding="utf-8").replace("two small moons", "two tiny moons"),
+        encoding="utf-8",
+    )
+    reads.clear()
+    catalog = Catalog.build(vault)
+    assert reads == [path]
+    reads.clear()
+    again = Catalog.build(vault)
+    assert reads == []  # the new text was kept
+    assert what_filing_sees(again) == what_filing_sees(catalog)
+    assert again.index.nearest("Mars has two tiny moons, Phobos and Deimos.")[0].text.startswith(
+        "Mars has two tiny moons"
+    )
+
+
+def test_a_removed_note_leaves_the_catalog_and_the_cache(vault: Vault) -> None:
+    fill(vault)
+    Catalog.build(vault)
+    gone = vault.find("Io").path
+    (vault.root / gone).unlink()
+    catalog = Catalog.build(vault)
+    assert gone not in catalog.notes and "io" not in catalog.titles
+    with sqlite3.connect(cache_path(vault)) as connection:
+        kept = {path for (path,) in connection.execute("SELECT path FROM notes")}
+    assert gone not in kept and kept == set(catalog.notes)
+
+
+def test_a_dry_run_keeps_nothing(vault: Vault) -> None:
+    ingest_text(vault, "Titan has lakes of methane.", uri="paste:t", title="Titan", trust="trusted")
+    cache_path(vault).unlink(missing_ok=True)
+    report = ingest_text(
+        vault,
+        "Rhea has a thin atmosphere.",
+        uri="paste:r",
+        title="Rhea",
+        trust="trusted",
+        dry_run=True,
+    )
+    assert report.sources[0].admitted == 1
+    assert not cache_path(vault).exists()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "foreign database", "older version", "bad row", "cut short"],
+)
+def test_a_damaged_or_foreign_cache_is_a_miss_and_is_made_again(
+    vault: Vault, reads: list[str], damage: str
+) -> None:
+    fill(vault)
+    cache_path(vault).unlink(missing_ok=True)
+    expected = what_filing_sees(Catalog.build(vault))
+    path = cache_path(vault)
+    if damage == "garbage":
+        path.write_bytes(b"\x1b[31mnot a database\x00" * 100)
+    elif damage == "cut short":
+        path.write_bytes(path.read_bytes()[:3000])
+    else:
+        with sqlite3.connect(path) as connection:
+            if damage == "foreign database":
+                connection.execute("DROP TABLE notes")
+                connection.execute("CREATE TABLE notes (x)")
+            elif damage == "older version":
+                connection.execute("UPDATE meta SET value = '0' WHERE key = 'version'")
+            else:
+                connection.execute("UPDATE notes SET info = '[1, [\"x\"]]'")
+        connection.close()
+    reads.clear()
+    assert what_filing_sees(Catalog.build(vault)) == expected
+    assert sorted(reads) == sorted(expected[0])  # every note was read from disk
+    reads.clear()
+    assert what_filing_sees(Catalog.build(vault)) == expected
+    assert reads == []  # and the cache was made again
+
+
+def test_the_cache_is_never_opened_through_a_link(
+    vault: Vault, tmp_path: Path, reads: list[str]
+) -> None:
+    fill(vault)
+    cache_path(vault).unlink(missing_ok=True)
+    target = tmp_path / "elsewhere.sqlite3"
+    target.write_bytes(b"")
+    os.symlink(target, cache_path(vault))
+    expected = what_filing_sees(Catalog.build(vault))
+    assert target.read_bytes() == b""  # nothing was written through the link
+    assert cache_path(vault).is_symlink()
+    reads.clear()
+    assert what_filing_sees(Catalog.build(vault)) == expected
+    assert reads  # read from the notes each time
+
+
+def test_a_note_past_a_lowered_size_limit_is_refused_as_when_read(vault: Vault) -> None:
+    fill(vault)
+    Catalog.build(vault)
+    vault.config.vault.max_note_bytes = 10
+    from_cache = Catalog.build(vault, keep=False)
+    cache_path(vault).unlink()
+    assert what_filing_sees(from_cache) == what_filing_sees(Catalog.build(vault, keep=False))
+    assert from_cache.notes == {}
+
+
+def test_lore_ingest_reads_only_the_notes_changed_since_the_last_run(
+    vault: Vault, tmp_path: Path, reads: list[str]
+) -> None:
+    fill(vault)
+    documents = []
+    for name, text in [
+        ("titan", "# Titan\n\nTitan has lakes of liquid methane near its poles.\n"),
+        ("rhea", "# Rhea\n\nRhea may have a faint ring system of its own.\n"),
+    ]:
+        documents.append(tmp_path / f"{name}.md")
+        documents[-1].write_text(text, encoding="utf-8")
+    before = note_stats(vault)
+    assert main(["--vault", str(vault.root), "ingest", str(documents[0])]) == 0
+    after = note_stats(vault)
+    reads.clear()
+    assert main(["--vault", str(vault.root), "ingest", str(documents[1])]) == 0
+    # Only what the run before wrote is read again, and what this one wrote (by the search
+    # index): every other note is taken from the cache.
+    written = {path for path, stat in after.items() if before.get(path) != stat}
+    new = {path for path, stat in note_stats(vault).items() if after.get(path) != stat}
+    assert written and set(reads) == written | new
+    assert any(
+        "faint ring" in path.read_text(encoding="utf-8")
+        for path in (vault.root / "notes").rglob("*.md")
+    )
+
+
+def note_stats(vault: Vault) -> dict[str, tuple[int, int]]:
+    return {path: (size, mtime) for path, size, mtime in vault.scan_note_files()}
