@@ -168,25 +168,20 @@ class IngestSession:
         self.trust = trust
         self.dry_run = dry_run
         config = vault.config
+        self.provider = provider
         self.rules = TrustRules.load(vault.layout.trust_rules)
-        # A dry run changes the catalog without writing, so it works on a private copy.
-        # Under the lock: the kept catalog is shared by every thread using this vault.
-        with vault.lock():
-            self.catalog = Catalog.build(vault, keep=False) if dry_run else Catalog.for_vault(vault)
         self.runner = AsyncRunner()
-        retries = config.ingest.extract_retries
         self.extractor = Extractor(
             max_claim_chars=config.ingest.max_claim_chars,
             provider=provider,
             runner=self.runner,
-            retries=retries,
+            retries=config.ingest.extract_retries,
         )
-        self.gates = GateContext(
-            settings=config.gates,
-            index=self.catalog.index,
-            reviewer=Reviewer(provider, self.runner, retries, detector=_detector(vault)),
-            trusted_titles=self.catalog.trusted_titles,
-        )
+        # The catalog, the gates and the filer are made for the first source that changed:
+        # a run whose sources are all unchanged reads no note and loads no gate.
+        self._catalog: Catalog | None = None
+        self._gates: GateContext | None = None
+        self._filer: Filer | None = None
         self.quarantine = Quarantine(vault)
         self.audit = AuditLog(vault)
         self.ledger_path = ledger_path(vault)
@@ -194,8 +189,44 @@ class IngestSession:
         self._read_url = read_url_with or (lambda url: read_url(url, config.ingest))
         self._start_batch()
 
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            # A dry run changes the catalog without writing, so it works on a private copy.
+            # Under the lock: the kept catalog is shared by every thread using this vault.
+            with self.vault.lock():
+                self._catalog = (
+                    Catalog.build(self.vault, keep=False)
+                    if self.dry_run
+                    else Catalog.for_vault(self.vault)
+                )
+        return self._catalog
+
+    @property
+    def gates(self) -> GateContext:
+        if self._gates is None:
+            settings = self.vault.config
+            self._gates = GateContext(
+                settings=settings.gates,
+                index=self.catalog.index,
+                reviewer=Reviewer(
+                    self.provider,
+                    self.runner,
+                    settings.ingest.extract_retries,
+                    detector=_detector(self.vault),
+                ),
+                trusted_titles=self.catalog.trusted_titles,
+            )
+        return self._gates
+
+    @property
+    def filer(self) -> Filer:
+        if self._filer is None:
+            self._filer = Filer(self.vault, self.catalog)
+        return self._filer
+
     def _start_batch(self) -> None:
-        self.filer = Filer(self.vault, self.catalog)
+        self._filer = None
         self.pending_files: list[tuple[Path, bytes]] = []
         self.pending_held: list[Verdict] = []
         self.pending_audit: list[AuditEntry] = []
@@ -206,7 +237,9 @@ class IngestSession:
         crash harmless: notes and raw copies, held claims, audit, and last the ledger that
         marks the sources done."""
         try:
-            self.filer.flush(write=not self.dry_run, extra=self.pending_files)
+            # Raw copies are kept only for a source that was filed, which made the filer.
+            if self._filer is not None:
+                self._filer.flush(write=not self.dry_run, extra=self.pending_files)
             if not self.dry_run:
                 self.quarantine.hold(self.pending_held)
                 self.audit.append_many(self.pending_audit)
