@@ -1,6 +1,7 @@
 """Offline ingest of a real document set, then the injection corpus, with the figures printed.
 
 Run: .venv/bin/python bench/ingest_bench.py [FOLDER] [--pairs N] [--log-only]
+     [--one-document-only]
 Without FOLDER it reads Debian's python3.11-doc reST sources (installed with apt-get when
 missing). Targets: the whole set in under 60 s on two cores, peak memory under 300 MB,
 every hostile case held, at most one benign document in twenty wrongly held.
@@ -12,7 +13,9 @@ versioning costs under 10% more. Then the first half of the set alone, for what 
 grows by with each MB of input. (Run one after the other in one process, the second run
 paid for the first one's heap and looked 28% dearer whichever it was.) Last, `lore notes log` as a person runs it, a
 whole process started fresh, on a vault with 10,000 commits (made with git fast-import):
-target under 200 ms, printed beside `lore --version` started the same way.
+target under 200 ms, printed beside `lore --version` started the same way. And `lore
+ingest` of one small document into a vault of 10,000 notes, with the catalog of notes
+taken from its cache and, alternating, read from every note as without one (no target).
 """
 
 from __future__ import annotations
@@ -347,6 +350,80 @@ def bench_note_log(scratch: Path, rounds: int = 9) -> None:
     print(f"  target whole process < {LOG_TARGET_MS:.0f} ms: {verdict}")
 
 
+# -- one document into a vault of 10,000 notes ---------------------------------------------------
+
+SMALL_VAULT_NOTES = 10_000
+# The vault bench/index_bench.py builds, the same notes.
+SMALL_VAULT = REPO / "bench" / ".data" / f"vault-{SMALL_VAULT_NOTES}"
+SMALL_ROUNDS = 7
+
+
+def bench_one_document(scratch: Path, rounds: int = SMALL_ROUNDS) -> None:
+    """`lore ingest` of a one-paragraph document into a vault of 10,000 notes (sections of
+    the Python documentation, built once under bench/.data/ and copied with their times),
+    each run a fresh process: the first run, which reads every note and caches it, then
+    runs taking the catalog from the cache, alternating with runs that cannot read it (a
+    folder stands where the cache would be, so every note is read as before the cache)."""
+    if not (SMALL_VAULT / ".bench-complete").exists():
+        from index_bench import build_vault
+
+        print(f"building a vault of {SMALL_VAULT_NOTES:,} notes in {SMALL_VAULT} ...", flush=True)
+        build_vault(SMALL_VAULT, SMALL_VAULT_NOTES)
+    root = scratch / "one-document"
+    shutil.copytree(SMALL_VAULT, root, symlinks=True)
+    environment = dict(os.environ, LORE_HOME=str(scratch / "home"))
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    environment["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+    lore = [sys.executable, "-m", "lore", "--vault", str(root)]
+    # The search index is built once, as the first command after a copy would.
+    subprocess.run([*lore, "notes", "list"], env=environment, stdout=subprocess.DEVNULL, check=True)
+    cache = root / ".lore" / "catalog.sqlite3"
+    documents = scratch / "documents"
+    documents.mkdir()
+
+    def ingest_one(number: int) -> float:
+        document = documents / f"kelp-{number}.md"
+        document.write_text(
+            f"# Kelp forest {number}\n\nKelp forest {number} off Monterey grows "
+            f"{number + 20} cm a day in spring and shelters {number + 40} kinds of fish.\n",
+            encoding="utf-8",
+        )
+        return whole_process_ms([*lore, "ingest", str(document)], environment) / 1000
+
+    first = ingest_one(0)
+    times: dict[str, list[float]] = {"cached": [], "uncached": []}
+    for number in range(rounds):
+        for kind in ("cached", "uncached") if number % 2 == 0 else ("uncached", "cached"):
+            if kind == "uncached":
+                cache.rename(cache.with_name("catalog.kept"))
+                cache.mkdir()
+            times[kind].append(ingest_one(1 + 2 * number + (kind == "uncached")))
+            if kind == "uncached":
+                cache.rmdir()
+                cache.with_name("catalog.kept").rename(cache)
+    cached, uncached = (statistics.median(times[kind]) for kind in ("cached", "uncached"))
+    print(
+        f"lore ingest of one document into a vault of {SMALL_VAULT_NOTES:,} notes, whole process:"
+    )
+    print(f"  first run, reading every note and caching the catalog: {first:.2f} s")
+    print(
+        f"  later runs: median {cached:.2f} s with the catalog's cache, {uncached:.2f} s "
+        f"reading every note ({uncached / cached:.1f}x), {rounds} alternating rounds "
+        f"(runs: {', '.join(f'{value:.2f}' for value in times['cached'])} and "
+        f"{', '.join(f'{value:.2f}' for value in times['uncached'])} s)"
+    )
+    print(f"  the cache: {cache.stat().st_size / 1e6:.1f} MB")
+    # The same document again, unchanged, as a person re-runs an ingest of a folder.
+    again = [
+        whole_process_ms([*lore, "ingest", str(documents / "kelp-0.md")], environment) / 1000
+        for _ in range(rounds)
+    ]
+    print(
+        f"  the first document again, unchanged: median {statistics.median(again):.2f} s "
+        f"over {rounds} runs"
+    )
+
+
 def bench_injection(scratch: Path) -> None:
     vault = Vault.open(init_vault(scratch / "corpus-vault"))
     cases = yaml.safe_load((CORPUS / "hostile.yaml").read_text(encoding="utf-8"))
@@ -384,6 +461,10 @@ def main() -> int:
         if not argument.startswith("--") and (number == 0 or options[number - 1] != "--pairs")
     ]
     log_only = "--log-only" in options
+    if "--one-document-only" in options:
+        with tempfile.TemporaryDirectory(prefix="lore-ingest-bench-") as scratch:
+            bench_one_document(Path(scratch))
+        return 0
     folder = Path(arguments[0]) if arguments else None if log_only else ensure_python_docs()
     with tempfile.TemporaryDirectory(prefix="lore-ingest-bench-") as scratch:
         if not log_only:
@@ -394,6 +475,8 @@ def main() -> int:
                 memory_growth(folder, off, Path(scratch))
             bench_injection(Path(scratch))
         bench_note_log(Path(scratch))
+        if not log_only:
+            bench_one_document(Path(scratch))
     return 0
 
 
