@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lore.cli import main
-from lore.core.ingest import ingest_text
+from lore.core.ingest import filing, ingest_text
 from lore.core.ingest.catalog_cache import CACHE_FILE
 from lore.core.ingest.filing import Catalog
 from lore.core.vault import Vault
@@ -172,6 +172,26 @@ def test_a_damaged_or_foreign_cache_is_a_miss_and_is_made_again(
     reads.clear()
     assert what_filing_sees(Catalog.build(vault)) == expected
     assert reads == []  # and the cache was made again
+
+
+def test_rows_written_by_code_that_reads_notes_differently_are_never_used(
+    vault: Vault, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(vault)
+    Catalog.build(vault)
+    # As if a later version split a note's paragraphs differently: its fingerprint differs.
+    split = filing.claim_paragraphs
+    monkeypatch.setattr(filing, "claim_paragraphs", lambda body: [" ".join(split(body))])
+    filing.reading_fingerprint.cache_clear()
+    try:
+        reads.clear()
+        catalog = Catalog.build(vault)
+        assert sorted(reads) == sorted(catalog.notes)  # every note read again
+        reads.clear()
+        assert what_filing_sees(Catalog.build(vault)) == what_filing_sees(catalog)
+        assert reads == []  # and cached as this version reads them
+    finally:
+        filing.reading_fingerprint.cache_clear()
 
 
 def test_the_cache_is_never_opened_through_a_link(

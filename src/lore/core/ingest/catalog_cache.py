@@ -29,8 +29,9 @@ from typing import Any
 from lore.core.dataclass_lite import dataclass_own_init
 
 CACHE_FILE = "catalog.sqlite3"
-# Changed whenever what a note's row holds, or how the catalog reads a note, changes: rows
-# of another version are never used.
+# Changed whenever what a note's row holds changes. How the catalog reads a note is checked
+# by the caller's fingerprint of it (`reading`): rows of another version or another reading
+# are never used.
 CACHE_VERSION = "1"
 # Paths are looked up this many at a time (SQLite's limit on parameters is 999 in old builds).
 _LOOKUP_BATCH = 500
@@ -64,13 +65,14 @@ class CatalogCache:
     Every call opens the database and closes it again, so nothing stays open across a fork
     or between threads; the caller holds the vault lock."""
 
-    def __init__(self, path: Path, *, writable: bool) -> None:
+    def __init__(self, path: Path, *, writable: bool, reading: str) -> None:
         self.path = path
         self.writable = writable
+        self.reading = reading
 
     @classmethod
-    def of_vault(cls, state: Path, *, writable: bool) -> CatalogCache:
-        return cls(state / CACHE_FILE, writable=writable)
+    def of_vault(cls, state: Path, *, writable: bool, reading: str) -> CatalogCache:
+        return cls(state / CACHE_FILE, writable=writable, reading=reading)
 
     def read(self, paths: Collection[str]) -> dict[str, CachedNote]:
         """The cached notes among `paths` (all of them when `paths` is most of the cache);
@@ -126,7 +128,7 @@ class CatalogCache:
             yield None
             return
         try:
-            yield connection if _current(connection) else None
+            yield connection if _current(connection, self.reading) else None
         except (sqlite3.Error, ValueError, TypeError):
             pass
         finally:
@@ -152,8 +154,8 @@ class CatalogCache:
                 return
             try:
                 with connection:
-                    if not _current(connection):
-                        _reset(connection)
+                    if not _current(connection, self.reading):
+                        _reset(connection, self.reading)
                     connection.executemany("DELETE FROM notes WHERE path = ?", dropped)
                     connection.executemany(
                         "INSERT OR REPLACE INTO notes (path, size, mtime, info, sketches) "
@@ -193,8 +195,9 @@ def _sqlite() -> Any:
     return sqlite3
 
 
-def _current(connection: Any) -> bool:
-    """Whether the database holds the notes table of this version, in this byte order."""
+def _current(connection: Any, reading: str) -> bool:
+    """Whether the database holds the notes table of this version, in this byte order, as
+    notes are read now."""
     import sqlite3
 
     try:
@@ -205,6 +208,7 @@ def _current(connection: Any) -> bool:
     return (
         rows.get("version") == CACHE_VERSION
         and rows.get("byteorder") == sys.byteorder
+        and rows.get("reading") == reading
         and columns == list(_COLUMNS)
     )
 
@@ -212,7 +216,7 @@ def _current(connection: Any) -> bool:
 _COLUMNS = ("path", "size", "mtime", "info", "sketches")
 
 
-def _reset(connection: Any) -> None:
+def _reset(connection: Any, reading: str) -> None:
     connection.execute("DROP TABLE IF EXISTS notes")
     connection.execute("DROP TABLE IF EXISTS meta")
     connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
@@ -222,7 +226,7 @@ def _reset(connection: Any) -> None:
     )
     connection.executemany(
         "INSERT INTO meta (key, value) VALUES (?, ?)",
-        [("version", CACHE_VERSION), ("byteorder", sys.byteorder)],
+        [("version", CACHE_VERSION), ("byteorder", sys.byteorder), ("reading", reading)],
     )
 
 

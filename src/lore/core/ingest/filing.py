@@ -20,11 +20,11 @@ from pathlib import Path, PurePosixPath
 from lore.config import TrustLevel
 from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.display_text import clean_title
-from lore.core.gates.similarity import SimilarityIndex
+from lore.core.gates.similarity import SimilarityIndex, sketches
 from lore.core.gates.types import TRUST_RANK, Claim
 from lore.core.ingest.catalog_cache import CachedNote, CatalogCache
 from lore.core.note_parts import NAVIGATION, navigation, part_title, split_part
-from lore.core.notes import Note, Source, new_note_id, render_note, utc_now
+from lore.core.notes import Note, Source, new_note_id, parse_note, render_note, utc_now
 from lore.core.slug import slugify, unique_name
 from lore.core.storage import atomic_write_many
 from lore.core.vault import Vault
@@ -126,7 +126,9 @@ class Catalog:
             self.remove(path)
         changed = [path for path, stat in current.items() if self.stats.get(path) != stat]
         cache = CatalogCache.of_vault(
-            vault.layout.state, writable=keep and os.access(vault.root, os.W_OK)
+            vault.layout.state,
+            writable=keep and os.access(vault.root, os.W_OK),
+            reading=reading_fingerprint(),
         )
         cached = cache.read(set(changed)) if changed else {}
         limit = vault.config.vault.max_note_bytes
@@ -244,6 +246,42 @@ class Catalog:
             del self.titles[key]
         if self.trusted_titles.get(key) == path:
             del self.trusted_titles[key]
+
+
+# A note that exercises what the catalog makes of one: front matter, headings, footnotes,
+# navigation, paragraphs, numbers, names and text outside ASCII.
+_PROBE_NOTE = """---
+title: Probe (part 2 of 3)
+trust: trusted
+status: active
+origin:
+  uri: file:///probe.md
+  sha256: c0ffee
+---
+# Probe
+
+Part 2 of 3 · previous: [[Probe (part 1 of 3)]] · next: [[Probe (part 3 of 3)]]
+
+Mars has two small moons, Phobos and Deimos, found in 1877. [^src1]
+
+Le café est à côté; 火星 has 2 moons.
+With a second line.
+
+[^src1]: Probe <file:///probe.md>
+"""
+
+
+@lru_cache(maxsize=1)
+def reading_fingerprint() -> str:
+    """What reading a note makes of it (its info, paragraphs and their sketches), in short:
+    the catalog's cache is not used by code that reads notes differently."""
+    # Here, not at the top: hashlib loads OpenSSL, which the commands that never file skip.
+    import hashlib
+
+    note = parse_note(_PROBE_NOTE, "notes/probe.md")
+    paragraphs = claim_paragraphs(note.body)
+    made = (vars(_info_of(note)), paragraphs, [sketches(text) for text in paragraphs])
+    return hashlib.blake2b(repr(made).encode("utf-8"), digest_size=8).hexdigest()
 
 
 def _info_of(note: Note) -> NoteInfo:
