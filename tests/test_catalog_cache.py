@@ -84,6 +84,7 @@ def test_a_catalog_taken_from_the_cache_is_the_one_read_from_the_notes(
     reads.clear()
     from_notes = Catalog.build(vault)
     assert sorted(reads) == sorted(from_notes.notes) and cache_path(vault).is_file()
+    assert cache_path(vault).stat().st_mode & 0o777 == 0o600  # it holds the notes' text
     reads.clear()
     from_cache = Catalog.build(vault)
     assert reads == []  # no note was read again

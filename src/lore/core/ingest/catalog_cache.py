@@ -146,7 +146,7 @@ class CatalogCache:
         if sqlite3 is None:
             return
         for _ in range(2):
-            if not self._is_regular(missing_ok=True):
+            if not self._is_regular(missing_ok=True) or not self._made():
                 return
             try:
                 connection = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S)
@@ -173,6 +173,17 @@ class CatalogCache:
                 os.unlink(self.path)
             except OSError:
                 return
+
+    def _made(self) -> bool:
+        """Whether the cache file exists, made here if missing: readable by its owner only,
+        as the notes whose text it holds are (SQLite would make it readable by all)."""
+        try:
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        except FileExistsError:
+            pass
+        except OSError:
+            return False
+        return True
 
     def _is_regular(self, *, missing_ok: bool = False) -> bool:
         """Whether the cache is a regular file Lore may open (never a link, pipe or device)."""

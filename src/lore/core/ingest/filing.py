@@ -140,8 +140,8 @@ class Catalog:
             size, mtime = current[path]
             known = cached.get(path)
             # Past the size limit (lowered since), a note is refused, as reading it would be.
-            unchanged = known is not None and (known.size, known.mtime_ns) == (size, mtime)
-            if known is not None and unchanged and size <= limit:
+            fits = size <= limit
+            if known is not None and fits and (known.size, known.mtime_ns) == (size, mtime):
                 self._add_cached(known)
                 continue
             note, _ = vault.load_note(path)
