@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sqlite3
 import stat
 import sys
 from array import array
@@ -115,11 +116,10 @@ class CatalogCache:
         return set()
 
     @contextlib.contextmanager
-    def _reading(self) -> Iterator[Any]:
+    def _reading(self) -> Iterator[sqlite3.Connection | None]:
         """The database opened read-only, or None where it is missing, not a regular file,
         damaged or of another version. An SQLite error while reading it ends the block."""
-        sqlite3 = _sqlite()
-        if sqlite3 is None or not self._is_regular():
+        if not self._is_regular():
             yield None
             return
         try:
@@ -141,9 +141,6 @@ class CatalogCache:
         rows = [_encoded(note) for note in notes]
         dropped = [(path,) for path in gone]
         if not self.writable or not (rows or dropped):
-            return
-        sqlite3 = _sqlite()
-        if sqlite3 is None:
             return
         for _ in range(2):
             if not self._is_regular(missing_ok=True) or not self._made():
@@ -195,22 +192,9 @@ class CatalogCache:
             return False
 
 
-def _sqlite() -> Any:
-    """The sqlite3 module, or None where Python was built without it (then no cache)."""
-    # Here, not at the top: only filing reads the cache, and the commands that never file
-    # need not load SQLite.
-    try:
-        import sqlite3
-    except ImportError:
-        return None
-    return sqlite3
-
-
-def _current(connection: Any, reading: str) -> bool:
+def _current(connection: sqlite3.Connection, reading: str) -> bool:
     """Whether the database holds the notes table of this version, in this byte order, as
     notes are read now."""
-    import sqlite3
-
     try:
         rows = dict(connection.execute("SELECT key, value FROM meta"))
         columns = [row[1] for row in connection.execute("PRAGMA table_info(notes)")]
@@ -227,7 +211,7 @@ def _current(connection: Any, reading: str) -> bool:
 _COLUMNS = ("path", "size", "mtime", "info", "sketches")
 
 
-def _reset(connection: Any, reading: str) -> None:
+def _reset(connection: sqlite3.Connection, reading: str) -> None:
     connection.execute("DROP TABLE IF EXISTS notes")
     connection.execute("DROP TABLE IF EXISTS meta")
     connection.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
