@@ -250,3 +250,39 @@ def test_lore_ingest_reads_only_the_notes_changed_since_the_last_run(
 
 def note_stats(vault: Vault) -> dict[str, tuple[int, int]]:
     return {path: (size, mtime) for path, size, mtime in vault.scan_note_files()}
+
+
+def test_ingests_running_at_once_keep_the_cache_true_to_the_notes(
+    vault: Vault, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    fill(vault)
+    Catalog.build(vault)
+    folders = []
+    for worker in range(2):
+        folder = tmp_path / f"docs-{worker}"
+        folder.mkdir()
+        for number in range(6):
+            (folder / f"moon-{worker}-{number}.md").write_text(
+                f"# Moon {worker}-{number}\n\nMoon {worker}-{number} circles its planet "
+                f"every {worker * 10 + number + 2} days at {number + 1},000 km.\n",
+                encoding="utf-8",
+            )
+        folders.append(folder)
+    command = [sys.executable, "-m", "lore", "--vault", str(vault.root), "ingest"]
+    runs = [
+        subprocess.Popen([*command, str(folder)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for folder in folders
+    ]
+    for run in runs:
+        _, errors = run.communicate(timeout=120)
+        assert run.returncode == 0, errors
+    titles = {note.title for note in Vault.open(vault.root).iter_notes()}
+    assert {f"Moon {w}-{n}" for w in range(2) for n in range(6)} <= titles
+    # Taken from the cache wherever a row still matches its file, the catalog is the one
+    # the notes make: neither run left a row the other's writes made stale.
+    from_cache = Catalog.build(vault)
+    cache_path(vault).unlink()
+    assert what_filing_sees(from_cache) == what_filing_sees(Catalog.build(vault, keep=False))
