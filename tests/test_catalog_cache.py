@@ -115,12 +115,14 @@ def test_a_note_changed_on_disk_is_read_again_and_its_row_replaced(
     )
 
 
-def test_a_removed_note_leaves_the_catalog_and_the_cache(vault: Vault) -> None:
+def test_a_removed_note_leaves_the_catalog_and_the_cache(vault: Vault, reads: list[str]) -> None:
     fill(vault)
     Catalog.build(vault)
     gone = vault.find("Io").path
     (vault.root / gone).unlink()
+    reads.clear()
     catalog = Catalog.build(vault)
+    assert reads == []  # the notes around it still come from the cache
     assert gone not in catalog.notes and "io" not in catalog.titles
     with sqlite3.connect(cache_path(vault)) as connection:
         kept = {path for (path,) in connection.execute("SELECT path FROM notes")}
@@ -286,3 +288,36 @@ def test_ingests_running_at_once_keep_the_cache_true_to_the_notes(
     from_cache = Catalog.build(vault)
     cache_path(vault).unlink()
     assert what_filing_sees(from_cache) == what_filing_sees(Catalog.build(vault, keep=False))
+
+
+def test_the_cache_gives_each_note_asked_for_in_the_order_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from array import array
+
+    from lore.core.ingest import catalog_cache
+    from lore.core.ingest.catalog_cache import CachedNote, CatalogCache
+
+    monkeypatch.setattr(catalog_cache, "_READ_CHUNK", 4)
+
+    def note(number: int) -> CachedNote:
+        values = array("q", range(number, number + 5))
+        return CachedNote(
+            f"notes/{number:03d}-é.md", number, number * 10, f"Note {number}", "trusted",
+            "active", None, None, True, [(values, values[:2], f"text {number}")],
+        )  # fmt: skip
+
+    cache = CatalogCache(tmp_path / "catalog.sqlite3", writable=True, reading="test")
+    written = [note(number) for number in range(0, 60, 3)]
+    cache.write(reversed(written), ())  # rows need not be written in order
+    by_path = {cached.path: cached for cached in written}
+    # A few paths, in any order, some never cached: looked up by name.
+    few = [written[7].path, "notes/missing.md", written[2].path]
+    assert list(cache.read(few)) == [by_path.get(path) for path in few]
+    # A quarter of them or more, sorted: read in one pass, four rows at a time, past the
+    # rows not asked for.
+    for many in (sorted([*by_path, "notes/001-é.md", "notes/zzz.md"]), sorted(by_path)[::3]):
+        assert list(cache.read(many)) == [by_path.get(path) for path in many]
+    # Read with another reading of notes: all misses.
+    other = CatalogCache(tmp_path / "catalog.sqlite3", writable=False, reading="other")
+    assert list(other.read(many)) == [None] * len(many)

@@ -23,7 +23,8 @@ import sqlite3
 import stat
 import sys
 from array import array
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +37,10 @@ CACHE_FILE = "catalog.sqlite3"
 CACHE_VERSION = "1"
 # Paths are looked up this many at a time (SQLite's limit on parameters is 999 in old builds).
 _LOOKUP_BATCH = 500
-# Past this share of the cached notes, every row is read in one pass instead.
+# Past this share of the cached notes, every row is read in one pass instead, this many
+# rows at a time.
 _READ_ALL_SHARE = 0.25
+_READ_CHUNK = 500
 # How long a write waits for another process reading the cache (writers hold the vault lock).
 _BUSY_TIMEOUT_S = 2.0
 
@@ -75,38 +78,42 @@ class CatalogCache:
     def of_vault(cls, state: Path, *, writable: bool, reading: str) -> CatalogCache:
         return cls(state / CACHE_FILE, writable=writable, reading=reading)
 
-    def read(self, paths: Collection[str]) -> dict[str, CachedNote]:
-        """The cached notes among `paths` (read in one pass over every row when `paths` are
-        a quarter of the rows or more); none where the cache is missing, damaged or of
-        another version."""
-        if not paths:
-            return {}
+    def read(self, paths: Sequence[str]) -> Iterator[CachedNote | None]:
+        """For each of `paths`, in order, its cached note, or None where the cache has
+        none (or is missing, damaged or of another version).
+
+        Where `paths` are a quarter of the rows or more (a catalog read whole), `paths`
+        must be sorted, as Python sorts strings: the rows are then read in that order a
+        chunk at a time, so that no more than a chunk is decoded ahead of the catalog, and
+        a write may take place between two chunks."""
+        given = 0
         with self._reading() as connection:
-            if connection is None:
-                return {}
-            total = connection.execute("SELECT count(*) FROM notes").fetchone()[0]
-            query = "SELECT path, size, mtime, info, sketches FROM notes"
-            if len(paths) >= total * _READ_ALL_SHARE:
-                rows: Iterable[Any] = connection.execute(query)
-            else:
-                wanted = list(paths)
-                batches = (
-                    wanted[at : at + _LOOKUP_BATCH] for at in range(0, len(wanted), _LOOKUP_BATCH)
-                )
-                rows = [
-                    row
-                    for batch in batches
-                    for row in connection.execute(
-                        f"{query} WHERE path IN ({','.join('?' * len(batch))})", batch
-                    )
-                ]
+            if connection is not None:
+                for cached in self._read(connection, paths):
+                    given += 1
+                    yield cached
+        # Where the database could not be read, or failed part way: misses.
+        yield from repeat(None, len(paths) - given)
+
+    @staticmethod
+    def _read(connection: sqlite3.Connection, paths: Sequence[str]) -> Iterator[CachedNote | None]:
+        total = connection.execute("SELECT count(*) FROM notes").fetchone()[0]
+        if len(paths) < total * _READ_ALL_SHARE:
             found: dict[str, CachedNote] = {}
-            for row in rows:
-                cached = _decoded(row)
-                if cached is not None and cached.path in paths:
-                    found[cached.path] = cached
-            return found
-        return {}  # the database failed part way: a miss
+            for start in range(0, len(paths), _LOOKUP_BATCH):
+                for row in _rows_named(connection, paths[start : start + _LOOKUP_BATCH]):
+                    cached = _decoded(row)
+                    if cached is not None:
+                        found[cached.path] = cached
+            yield from map(found.get, paths)
+            return
+        # Both in the order of their UTF-8 bytes, which is the order of their code points.
+        rows = _rows_in_order(connection)
+        row = next(rows, None)
+        for path in paths:
+            while row is not None and row[0] < path:
+                row = next(rows, None)
+            yield _decoded(row) if row is not None and row[0] == path else None
 
     def paths(self) -> set[str]:
         """The paths of every note cached (none where the cache cannot be read)."""
@@ -193,6 +200,30 @@ class CatalogCache:
             return False
 
 
+_COLUMNS = ("path", "size", "mtime", "info", "sketches")
+_SELECT = "SELECT path, size, mtime, info, sketches FROM notes"
+
+
+def _rows_named(connection: sqlite3.Connection, paths: Sequence[str]) -> list[Any]:
+    return connection.execute(
+        f"{_SELECT} WHERE path IN ({','.join('?' * len(paths))})", list(paths)
+    ).fetchall()
+
+
+def _rows_in_order(connection: sqlite3.Connection) -> Iterator[Any]:
+    """Every row by path, a chunk at a time: each chunk's read is over before the next, so
+    the database is not held locked while the catalog works on what was read."""
+    after = ""
+    while True:
+        chunk = connection.execute(
+            f"{_SELECT} WHERE path > ? ORDER BY path LIMIT ?", (after, _READ_CHUNK)
+        ).fetchall()
+        yield from chunk
+        if len(chunk) < _READ_CHUNK:
+            return
+        after = chunk[-1][0]
+
+
 def _current(connection: sqlite3.Connection, reading: str) -> bool:
     """Whether the database holds the notes table of this version, in this byte order, as
     notes are read now."""
@@ -207,9 +238,6 @@ def _current(connection: sqlite3.Connection, reading: str) -> bool:
         and rows.get("reading") == reading
         and columns == list(_COLUMNS)
     )
-
-
-_COLUMNS = ("path", "size", "mtime", "info", "sketches")
 
 
 def _reset(connection: sqlite3.Connection, reading: str) -> None:

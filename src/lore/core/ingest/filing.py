@@ -130,15 +130,14 @@ class Catalog:
             writable=keep and os.access(vault.root, os.W_OK),
             reading=reading_fingerprint(),
         )
-        cached = cache.read(set(changed)) if changed else {}
         limit = vault.config.vault.max_note_bytes
         learnt: list[CachedNote] = []
         # Rows of notes that are gone, or that no longer read as a note.
         gone = [path for path in cache.paths() if path not in current] if fresh else []
-        for path in changed:
+        # In the order scanned, which is sorted: a whole catalog's rows are read as it goes.
+        for path, known in zip(changed, cache.read(changed), strict=True):
             self.remove(path)
             size, mtime = current[path]
-            known = cached.get(path)
             # Past the size limit (lowered since), a note is refused, as reading it would be.
             fits = size <= limit
             if known is not None and fits and (known.size, known.mtime_ns) == (size, mtime):
