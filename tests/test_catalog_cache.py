@@ -302,10 +302,20 @@ def test_the_cache_gives_each_note_asked_for_in_the_order_asked(
 
     def note(number: int) -> CachedNote:
         values = array("q", range(number, number + 5))
+        claims = [(values, values[:2], f"text {number}")]
+        path = f"notes/{number:03d}-é.md"
         return CachedNote(
-            f"notes/{number:03d}-é.md", number, number * 10, f"Note {number}", "trusted",
-            "active", None, None, True, [(values, values[:2], f"text {number}")],
-        )  # fmt: skip
+            path,
+            number,
+            number * 10,
+            f"Note {number}",
+            "trusted",
+            "active",
+            None,
+            None,
+            True,
+            claims,
+        )
 
     cache = CatalogCache(tmp_path / "catalog.sqlite3", writable=True, reading="test")
     written = [note(number) for number in range(0, 60, 3)]
