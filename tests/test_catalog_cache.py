@@ -296,7 +296,7 @@ def test_the_cache_gives_each_note_asked_for_in_the_order_asked(
     from array import array
 
     from lore.core.ingest import catalog_cache
-    from lore.core.ingest.catalog_cache import CachedNote, CatalogCache
+    from lore.core.ingest.catalog_cache import CachedNote, CatalogCache, NoteInfo
 
     monkeypatch.setattr(catalog_cache, "_READ_CHUNK", 4)
 
@@ -304,18 +304,8 @@ def test_the_cache_gives_each_note_asked_for_in_the_order_asked(
         values = array("q", range(number, number + 5))
         claims = [(values, values[:2], f"text {number}")]
         path = f"notes/{number:03d}-é.md"
-        return CachedNote(
-            path,
-            number,
-            number * 10,
-            f"Note {number}",
-            "trusted",
-            "active",
-            None,
-            None,
-            True,
-            claims,
-        )
+        info = NoteInfo(path, f"Note {number}", "trusted", "active", None, None, True)
+        return CachedNote(number, number * 10, info, claims)
 
     cache = CatalogCache(tmp_path / "catalog.sqlite3", writable=True, reading="test")
     written = [note(number) for number in range(0, 60, 3)]

@@ -45,22 +45,34 @@ _READ_CHUNK = 500
 _BUSY_TIMEOUT_S = 2.0
 
 
-@dataclass_own_init(slots=True)
-class CachedNote:
-    """One note as the catalog read it: the size and mtime of its file then, what filing
-    knows of it, and each claim the similarity index holds for it, as (its words' sketch,
-    its shingles' sketch, its text or None; the text is kept for trusted notes only)."""
+@dataclass_own_init
+class NoteInfo:
+    """What filing needs to know of a note without its body: title, trust, status, the source it
+    came from, and whether it is safe to rewrite."""
 
     path: str
-    size: int
-    mtime_ns: int
     title: str
     trust: str
     status: str
     origin_uri: str | None
     origin_sha: str | None
     writable: bool
+
+
+@dataclass_own_init(slots=True)
+class CachedNote:
+    """One note as the catalog read it: the size and mtime of its file then, what filing
+    knows of it, and each claim the similarity index holds for it, as (its words' sketch,
+    its shingles' sketch, its text or None; the text is kept for trusted notes only)."""
+
+    size: int
+    mtime_ns: int
+    info: NoteInfo
     claims: list[tuple[array[int], array[int], str | None]]
+
+    @property
+    def path(self) -> str:
+        return self.info.path
 
 
 class CatalogCache:
@@ -261,13 +273,14 @@ def _encoded(note: CachedNote) -> tuple[str, int, int, str, bytes]:
         values.extend(words)
         values.extend(shingles)
         counts.append([len(words), len(shingles), text])
+    known = note.info
     info = [
-        note.title,
-        note.trust,
-        note.status,
-        note.origin_uri,
-        note.origin_sha,
-        note.writable,
+        known.title,
+        known.trust,
+        known.status,
+        known.origin_uri,
+        known.origin_sha,
+        known.writable,
         counts,
     ]
     return (
@@ -325,7 +338,4 @@ def _decoded(row: Any) -> CachedNote | None:
             return None
     except (ValueError, TypeError, RecursionError):
         return None
-    title, trust, status, origin_uri, origin_sha, writable, _ = info
-    return CachedNote(
-        path, size, mtime, title, trust, status, origin_uri, origin_sha, writable, claims
-    )
+    return CachedNote(size, mtime, NoteInfo(path, *info[:6]), claims)

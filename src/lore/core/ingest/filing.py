@@ -22,7 +22,7 @@ from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.display_text import clean_title
 from lore.core.gates.similarity import SimilarityIndex, sketches
 from lore.core.gates.types import TRUST_RANK, Claim
-from lore.core.ingest.catalog_cache import CachedNote, CatalogCache
+from lore.core.ingest.catalog_cache import CachedNote, CatalogCache, NoteInfo
 from lore.core.note_parts import NAVIGATION, navigation, part_title, split_part
 from lore.core.notes import Note, Source, new_note_id, parse_note, render_note, utc_now
 from lore.core.slug import slugify, unique_name
@@ -41,20 +41,6 @@ WRITTEN_KEPT_CHARS = 2_000_000
 # A first run in a large vault writes what it read to the cache this many notes at a time,
 # so that it never holds the sketches of them all twice.
 _CACHE_WRITE_NOTES = 2_000
-
-
-@dataclass_own_init
-class NoteInfo:
-    """What filing needs to know of a note without its body: title, trust, status, the source it
-    came from, and whether it is safe to rewrite."""
-
-    path: str
-    title: str
-    trust: str
-    status: str
-    origin_uri: str | None
-    origin_sha: str | None
-    writable: bool
 
 
 def claim_paragraphs(body: str) -> list[str]:
@@ -196,35 +182,15 @@ class Catalog:
                     claims.append(
                         (array("q", words), array("q", shingles), paragraph if kept else None)
                     )
-        return CachedNote(
-            info.path,
-            size,
-            mtime_ns,
-            info.title,
-            info.trust,
-            info.status,
-            info.origin_uri,
-            info.origin_sha,
-            info.writable,
-            claims,
-        )
+        return CachedNote(size, mtime_ns, info, claims)
 
     def _add_cached(self, cached: CachedNote) -> None:
         """`add` a note as the cache kept it, its claims' sketches as they were made."""
-        self._add_info(
-            NoteInfo(
-                cached.path,
-                cached.title,
-                cached.trust,
-                cached.status,
-                cached.origin_uri,
-                cached.origin_sha,
-                cached.writable,
-            )
-        )
-        if cached.status == "active":
+        info = cached.info
+        self._add_info(info)
+        if info.status == "active":
             for words, shingles, text in cached.claims:
-                self.index.add_sketched(words, shingles, text or "", cached.path, cached.trust)
+                self.index.add_sketched(words, shingles, text or "", info.path, info.trust)
 
     def remember(self, path: str, size: int, mtime_ns: int, text: str, note: Note) -> None:
         """Keep a note this run wrote, as written; the oldest kept go past the limit."""
