@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,6 +176,95 @@ def test_the_index_finds_the_same_neighbours_whenever_its_buckets_were_merged(
     merged, waiting = run(7), run(1 << 30)
     assert merged == waiting
     assert sum(1 for step in merged if step) > 300
+
+
+def _neighbours_along(index: SimilarityIndex, texts: list[str]) -> list[list[tuple[object, ...]]]:
+    """Each text's neighbours before it is filed, as notes are filed, removed and made
+    trusted or not along the way; then how many claims are active."""
+    import random
+
+    rng = random.Random(7)
+    found: list[list[tuple[object, ...]]] = []
+    for text in texts:
+        found.append(
+            [
+                (m.path, m.trust, m.text, m.word_similarity, m.shingle_similarity)
+                for m in index.nearest(text)
+            ]
+        )
+        path = f"notes/{rng.randrange(60)}.md"
+        index.add(text, path, rng.choice(["untrusted", "semi-trusted", "trusted"]))
+        if rng.random() < 0.01:
+            index.remove_path(f"notes/{rng.randrange(60)}.md")
+        elif rng.random() < 0.03:
+            index.set_trust(f"notes/{rng.randrange(60)}.md", rng.choice(["trusted", "untrusted"]))
+    found.append([(len(index),)])
+    return found
+
+
+def _claims_with_a_common_phrase(count: int) -> list[str]:
+    """`_claim_stream`, a third of it after one phrase: buckets past MAX_BUCKET, too."""
+    import random
+
+    rng = random.Random(11)
+    return [
+        f"the value returned by {text}" if rng.random() < 0.34 else text
+        for text in _claim_stream(5, count)
+    ]
+
+
+def test_an_index_that_moves_its_claims_to_disk_finds_the_same_neighbours(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from lore.core.gates import similarity
+    from lore.core.gates.similarity_spill import SpilledClaims
+
+    texts = _claims_with_a_common_phrase(1500)
+    in_memory = _neighbours_along(SimilarityIndex(), texts)
+    spills: list[int] = []
+    spill = SpilledClaims.spill
+
+    def counted(self: SpilledClaims, *args: Any) -> None:
+        spills.append(1)
+        spill(self, *args)
+
+    monkeypatch.setattr(SpilledClaims, "spill", counted)
+    monkeypatch.setattr(similarity, "MEMORY_CLAIMS", 97)
+    monkeypatch.setattr(similarity, "MERGE_AT", 13)
+    assert _neighbours_along(SimilarityIndex(scratch=tmp_path), texts) == in_memory
+    assert len(spills) == 1500 // 97
+    assert sum(1 for step in in_memory if step) > 300
+    # The store is unlinked as soon as it is open: nothing is left in the folder.
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_index_that_cannot_move_its_claims_to_disk_keeps_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from lore.core.gates import similarity
+    from lore.core.gates.similarity_spill import SpilledClaims
+
+    texts = _claims_with_a_common_phrase(400)
+    in_memory = _neighbours_along(SimilarityIndex(), texts)
+    monkeypatch.setattr(similarity, "MEMORY_CLAIMS", 50)
+    # No folder to make the store in; and a store that fails part way (a full disk) after
+    # its first spill: what it kept is still found, the rest stays in memory.
+    assert _neighbours_along(SimilarityIndex(scratch=tmp_path / "gone"), texts) == in_memory
+    spill = SpilledClaims.spill
+    calls: list[int] = []
+
+    def full_after_one(self: SpilledClaims, claims: Any, entries: Any) -> None:
+        calls.append(1)
+        if len(calls) > 1:
+            list(claims)  # part of the way through
+            raise sqlite3.OperationalError("database or disk is full")
+        spill(self, claims, entries)
+
+    monkeypatch.setattr(SpilledClaims, "spill", full_after_one)
+    assert _neighbours_along(SimilarityIndex(scratch=tmp_path), texts) == in_memory
+    assert len(calls) == 2
 
 
 def test_claims_filed_under_a_value_come_back_in_the_order_they_were_filed(

@@ -9,13 +9,17 @@ with every note. When both sets are smaller than k the estimate is the exact Jac
 from __future__ import annotations
 
 import re
+import sqlite3
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from hashlib import blake2b
+from itertools import chain, repeat
+from pathlib import Path
 
 from lore.core.dataclass_lite import dataclass_own_init
+from lore.core.gates.similarity_spill import SpilledClaims
 from lore.core.gates.types import TRUST_RANK, Claim
 
 SKETCH_SIZE = 16
@@ -24,6 +28,11 @@ SKETCH_SIZE = 16
 BUCKET_KEYS = 8
 # A bucket this full belongs to a phrase that is everywhere: it says nothing about closeness.
 MAX_BUCKET = 100
+# Past this many claims in memory (about 340 bytes each), an index given a scratch folder
+# moves them into a store there (see `lore.core.gates.similarity_spill`), keeping 13 bytes
+# of each: about 34 MB at most, however large the corpus an ingest files. The 10,000 notes
+# of `bench/index_bench.py` hold 60,000 claims, so most vaults never spill.
+MEMORY_CLAIMS = 100_000
 _WORD = re.compile(r"\w+")
 _FOOTNOTE = re.compile(r"\s*\[\^\d+\]")
 STOP_WORDS = frozenset(
@@ -191,6 +200,11 @@ class _Buckets:
         if self._waiting >= max(MERGE_AT, len(self._values) // 16):
             self._merge()
 
+    def entries(self, kind: int) -> Iterator[tuple[int, int, int]]:
+        """Every entry as (kind, value, claim number), each value's in the order filed."""
+        self._merge()
+        return zip(repeat(kind), self._values, self._claims)
+
     def claims(self, value: int) -> int | list[int] | None:
         """The claims filed under `value`: one claim's number, a list, or None."""
         values = self._values
@@ -243,14 +257,24 @@ class SimilarityIndex:
     a reference to the path string the catalog holds anyway. A claim took 870 bytes as an
     object with two arrays of its own and dict entries in the buckets, and takes 340 so:
     the index grows less with every document an ingest files, and a long-lived process
-    keeps less for the vault it has open."""
+    keeps less for the vault it has open.
 
-    def __init__(self) -> None:
+    Given a `scratch` folder, it moves its claims past `MEMORY_CLAIMS` into a store there,
+    the oldest first, and finds the same neighbours in the same order as if it had not."""
+
+    def __init__(self, scratch: Path | None = None) -> None:
+        self.scratch = scratch
+        # Claims numbered below this are in the store, all but their trust and note.
+        self._spilled = 0
+        self._store: SpilledClaims | None = None
+        # Bucket values of each kind with more than MAX_BUCKET claims in the store: never
+        # looked up there again, as a bucket only grows.
+        self._overfull: tuple[set[int], set[int]] = (set(), set())
         self._paths: list[str] = []
         self._trust = bytearray()
         # Kept only for trusted claims, the ones a held claim is shown beside.
         self._texts: dict[int, str] = {}
-        # Claim n's sketches are values[starts[n]:starts[n + 1]] of each.
+        # Claim n's sketches are values[starts[m]:starts[m + 1]] of each, m = n - spilled.
         self._words = array("q")
         self._word_starts = array("q", [0])
         self._shingles = array("q")
@@ -302,12 +326,58 @@ class SimilarityIndex:
             self._word_buckets.file(words[:BUCKET_KEYS], number)
         self._shingle_buckets.file(shingles[:BUCKET_KEYS], number)
         self._by_path.setdefault(path, array("i")).append(number)
+        if self.scratch is not None and number + 1 - self._spilled >= MEMORY_CLAIMS:
+            self._spill()
 
-    def _words_of(self, number: int) -> array[int]:
-        return self._words[self._word_starts[number] : self._word_starts[number + 1]]
+    def _spill(self) -> None:
+        """Move every claim in memory, and every bucket entry, into the store."""
+        if self._store is None:
+            self._store = SpilledClaims.open(self.scratch) if self.scratch is not None else None
+            if self._store is None:
+                self.scratch = None  # nowhere to put them: all stay in memory
+                return
+        first, count = self._spilled, len(self._trust) - self._spilled
+        claims = (
+            (first + at, self._words_at(at), self._shingles_at(at), self._texts.get(first + at))
+            for at in range(count)
+        )
+        entries = chain(self._word_buckets.entries(0), self._shingle_buckets.entries(1))
+        try:
+            self._store.spill(claims, entries)
+        except sqlite3.Error:
+            self.scratch = None  # a full disk, say: the rest stay in memory
+            return
+        self._spilled += count
+        self._words, self._word_starts = array("q"), array("q", [0])
+        self._shingles, self._shingle_starts = array("q"), array("q", [0])
+        self._texts.clear()
+        self._word_buckets, self._shingle_buckets = _Buckets(), _Buckets()
 
-    def _shingles_of(self, number: int) -> array[int]:
-        return self._shingles[self._shingle_starts[number] : self._shingle_starts[number + 1]]
+    def _words_at(self, at: int) -> array[int]:
+        return self._words[self._word_starts[at] : self._word_starts[at + 1]]
+
+    def _shingles_at(self, at: int) -> array[int]:
+        return self._shingles[self._shingle_starts[at] : self._shingle_starts[at + 1]]
+
+    def _claims_of(
+        self, numbers: Sequence[int]
+    ) -> dict[int, tuple[Sequence[int], Sequence[int], str]]:
+        """The word and shingle sketches and text of each of the active claims `numbers`."""
+        first = self._spilled
+        found: dict[int, tuple[Sequence[int], Sequence[int], str]] = {}
+        if self._store is not None and any(number < first for number in numbers):
+            stored = self._store.claims([number for number in numbers if number < first])
+            for number, (words, shingles, text) in stored.items():
+                found[number] = (words, shingles, text or "")
+        for number in numbers:
+            if number >= first:
+                at = number - first
+                found[number] = (
+                    self._words_at(at),
+                    self._shingles_at(at),
+                    self._texts.get(number, ""),
+                )
+        return found
 
     def remove_path(self, path: str) -> None:
         for number in self._by_path.pop(path, ()):
@@ -317,38 +387,73 @@ class SimilarityIndex:
     def set_trust(self, path: str, trust: str) -> None:
         code = _TRUST_CODE.get(trust, _UNTRUSTED)
         trusted = _TRUST_CODE["trusted"]
-        for number in self._by_path.get(path, ()):
-            was = self._trust[number]
-            if was == _REMOVED:
-                continue
-            if code == trusted and was != trusted:
-                self._word_buckets.file(self._words_of(number)[:BUCKET_KEYS], number)
+        numbers = [
+            number for number in self._by_path.get(path, ()) if self._trust[number] != _REMOVED
+        ]
+        if code == trusted:
+            promoted = [number for number in numbers if self._trust[number] != trusted]
+            sketched = self._claims_of(promoted)
+            for number in promoted:
+                self._word_buckets.file(sketched[number][0][:BUCKET_KEYS], number)
+        for number in numbers:
             self._trust[number] = code
+
+    def _bucket(
+        self, kind: int, buckets: _Buckets, stored: dict[int, list[int]], value: int
+    ) -> int | list[int] | None:
+        """The claims filed under `value`, those in the store first, as they were filed."""
+        held = buckets.claims(value)
+        kept = stored.get(value)
+        if kept is None:
+            return held
+        if len(kept) > MAX_BUCKET:
+            self._overfull[kind].add(value)
+        if held is None:
+            return kept if len(kept) > 1 else kept[0]
+        kept.extend([held] if isinstance(held, int) else held)
+        return kept
 
     def nearest(self, text: str, limit: int = 5) -> list[Match]:
         words, shingles = self._sketches(text, keep=True)
         hits: Counter[int] = Counter()
-        for buckets, values in ((self._word_buckets, words), (self._shingle_buckets, shingles)):
-            if not len(buckets):
+        store = self._store
+        for kind, buckets, values in (
+            (0, self._word_buckets, words),
+            (1, self._shingle_buckets, shingles),
+        ):
+            keys: Sequence[int] = values[:BUCKET_KEYS]
+            stored: dict[int, list[int]] = {}
+            if store is not None and store.has(kind):
+                # Those the store holds too many claims under are too full with any more.
+                overfull = self._overfull[kind]
+                keys = [value for value in keys if value not in overfull]
+                stored = store.buckets(kind, keys)
+            if not len(buckets) and not stored:
                 continue
-            for value in values[:BUCKET_KEYS]:
-                bucket = buckets.claims(value)
+            for value in keys:
+                bucket = (
+                    self._bucket(kind, buckets, stored, value) if stored else buckets.claims(value)
+                )
                 if isinstance(bucket, int):
                     hits[bucket] += 1
                 elif bucket and len(bucket) <= MAX_BUCKET:
                     hits.update(bucket)
+        near = [
+            number
+            for number, count in hits.most_common(limit * 2)
+            if self._trust[number] != _REMOVED and not (count < 2 and len(words) > 2)
+        ]
+        sketched = self._claims_of(near)
         matches = []
-        for number, count in hits.most_common(limit * 2):
-            code = self._trust[number]
-            if code == _REMOVED or (count < 2 and len(words) > 2):
-                continue
+        for number in near:
+            their_words, their_shingles, their_text = sketched[number]
             matches.append(
                 Match(
                     path=self._paths[number],
-                    trust=_TRUSTS[code],
-                    text=self._texts.get(number, ""),
-                    word_similarity=estimate(words, self._words_of(number)),
-                    shingle_similarity=estimate(shingles, self._shingles_of(number)),
+                    trust=_TRUSTS[self._trust[number]],
+                    text=their_text,
+                    word_similarity=estimate(words, their_words),
+                    shingle_similarity=estimate(shingles, their_shingles),
                 )
             )
         matches.sort(key=lambda m: (m.shingle_similarity, m.word_similarity), reverse=True)
