@@ -15,7 +15,7 @@ from lore.cli import main
 from lore.core.ingest import filing, ingest_text
 from lore.core.ingest.catalog_cache import CACHE_FILE
 from lore.core.ingest.filing import Catalog
-from lore.core.vault import Vault
+from lore.core.vault import Vault, init_vault
 
 DOCUMENTS = [
     ("paste:mars", "Mars", "trusted", "Mars has two small moons, Phobos and Deimos."),
@@ -321,3 +321,90 @@ def test_the_cache_gives_each_note_asked_for_in_the_order_asked(
     # Read with another reading of notes: all misses.
     other = CatalogCache(tmp_path / "catalog.sqlite3", writable=False, reading="other")
     assert list(other.read(many)) == [None] * len(many)
+
+
+SPILL_DOCUMENTS = [
+    (
+        "mars.md",
+        "# Mars\n\nMars has two small moons, Phobos and Deimos.\n\n"
+        "Olympus Mons on Mars is the tallest volcano in the solar system.\n",
+    ),
+    (
+        "mars-again.md",
+        "# Mars notes\n\nMars has two small moons, Phobos and Deimos!\n\n"
+        "A day on Mars lasts a little longer than a day on Earth.\n",
+    ),
+    (
+        "jupiter.md",
+        "# Jupiter\n\nJupiter has ninety-five known moons, the largest being "
+        "Ganymede.\n\nJupiter's Great Red Spot is a storm larger than the Earth.\n",
+    ),
+    (
+        "rumours.md",
+        "# Jupiter rumours\n\nJupiter has twelve known moons, the largest being "
+        "Io.\n\nThe Great Red Spot of Jupiter is a storm bigger than Earth.\n",
+    ),
+    (
+        "saturn.md",
+        "# Saturn\n\nSaturn's rings are made mostly of ice and a little rock.\n\n"
+        "Saturn would float in a bath large enough to hold it.\n",
+    ),
+]
+
+TRUST_OF = {"mars.md": "trusted", "jupiter.md": "trusted", "mars-again.md": "semi-trusted"}
+
+
+def _ingest_all(root: Path, folder: Path) -> list[Any]:
+    """`lore ingest` of each document in turn, at its trust (`TRUST_OF`): what each run did,
+    source by source, as it printed it."""
+    import contextlib
+    import io
+    import json
+
+    outcomes = []
+    for name, _ in SPILL_DOCUMENTS:
+        trust = TRUST_OF.get(name, "untrusted")
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            command = ["--vault", str(root), "ingest", str(folder / name), "--trust", trust]
+            assert main([*command, "--json"]) == 0
+        report = json.loads(printed.getvalue())
+        outcomes.append(
+            [
+                {
+                    key: source[key]
+                    for key in ("outcome", "admitted", "merged", "held", "reasons", "notes")
+                }
+                for source in report["sources"]
+            ]
+        )
+    return outcomes
+
+
+def test_an_ingest_that_moves_claims_to_disk_decides_as_one_that_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lore.core.gates import similarity
+    from lore.core.gates.similarity_spill import SpilledClaims
+
+    folder = tmp_path / "documents"
+    folder.mkdir()
+    for name, text in SPILL_DOCUMENTS:
+        (folder / name).write_text(text, encoding="utf-8")
+    expected = _ingest_all(init_vault(tmp_path / "in-memory", "Test"), folder)
+    assert any(source["merged"] for run in expected for source in run)
+    assert any(source["held"] for run in expected for source in run)
+    spills: list[int] = []
+    spill = SpilledClaims.spill
+
+    def counted(self: SpilledClaims, *args: Any) -> None:
+        spills.append(1)
+        spill(self, *args)
+
+    monkeypatch.setattr(SpilledClaims, "spill", counted)
+    monkeypatch.setattr(similarity, "MEMORY_CLAIMS", 2)
+    root = init_vault(tmp_path / "spilling", "Test")
+    assert _ingest_all(root, folder) == expected
+    assert spills
+    # Each store was unlinked as soon as it was open: the state folder holds none of them.
+    assert not [path for path in (root / ".lore").rglob("*") if "similarity" in path.name]

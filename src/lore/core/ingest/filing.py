@@ -107,6 +107,10 @@ class Catalog:
         since it was last read is read again, from the cache where the cache has its file's
         size and modification time (see `lore.core.ingest.catalog_cache`)."""
         current = {path: (size, mtime) for path, size, mtime in vault.scan_note_files()}
+        state = vault.layout.state
+        if self.index.scratch is None and state.is_dir() and os.access(state, os.W_OK):
+            # Where the similarity index moves claims past its memory budget.
+            self.index.scratch = state
         fresh = not self.stats
         for path in [path for path in self.stats if path not in current]:
             self.remove(path)
