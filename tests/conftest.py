@@ -7,6 +7,7 @@ import os
 import shutil
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +83,19 @@ def sample_vault(tmp_path: Path) -> Vault:
     opened = Vault.open(target)
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def spills(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The times a similarity index moved its claims into its store on disk: one item each."""
+    from lore.core.gates.similarity_spill import SpilledClaims
+
+    made: list[int] = []
+    spill = SpilledClaims.spill
+
+    def counted(self: SpilledClaims, *args: Any) -> None:
+        made.append(1)
+        spill(self, *args)
+
+    monkeypatch.setattr(SpilledClaims, "spill", counted)
+    return made

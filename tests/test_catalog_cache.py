@@ -382,10 +382,9 @@ def _ingest_all(root: Path, folder: Path) -> list[Any]:
 
 
 def test_an_ingest_that_moves_claims_to_disk_decides_as_one_that_does_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spills: list[int]
 ) -> None:
     from lore.core.gates import similarity
-    from lore.core.gates.similarity_spill import SpilledClaims
 
     folder = tmp_path / "documents"
     folder.mkdir()
@@ -394,14 +393,6 @@ def test_an_ingest_that_moves_claims_to_disk_decides_as_one_that_does_not(
     expected = _ingest_all(init_vault(tmp_path / "in-memory", "Test"), folder)
     assert any(source["merged"] for run in expected for source in run)
     assert any(source["held"] for run in expected for source in run)
-    spills: list[int] = []
-    spill = SpilledClaims.spill
-
-    def counted(self: SpilledClaims, *args: Any) -> None:
-        spills.append(1)
-        spill(self, *args)
-
-    monkeypatch.setattr(SpilledClaims, "spill", counted)
     monkeypatch.setattr(similarity, "MEMORY_CLAIMS", 2)
     root = init_vault(tmp_path / "spilling", "Test")
     assert _ingest_all(root, folder) == expected

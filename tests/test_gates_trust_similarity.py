@@ -142,42 +142,6 @@ def _claim_stream(seed: int, count: int) -> list[str]:
     return [rng.choice(base) + rng.choice(["", ".", "!", " again"]) for _ in range(count)]
 
 
-def test_the_index_finds_the_same_neighbours_whenever_its_buckets_were_merged(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import random
-
-    from lore.core.gates import similarity
-
-    def run(merge_at: int) -> list[list[tuple[str, str, str, float, float]]]:
-        monkeypatch.setattr(similarity, "MERGE_AT", merge_at)
-        rng = random.Random(7)
-        index = SimilarityIndex()
-        found = []
-        for text in _claim_stream(3, 1500):
-            found.append(
-                [
-                    (m.path, m.trust, m.text, m.word_similarity, m.shingle_similarity)
-                    for m in index.nearest(text)
-                ]
-            )
-            path = f"notes/{rng.randrange(60)}.md"
-            index.add(text, path, rng.choice(["untrusted", "semi-trusted", "trusted"]))
-            if rng.random() < 0.01:
-                index.remove_path(f"notes/{rng.randrange(60)}.md")
-            elif rng.random() < 0.03:
-                index.set_trust(
-                    f"notes/{rng.randrange(60)}.md", rng.choice(["trusted", "untrusted"])
-                )
-        found.append([(str(len(index)), "", "", 0.0, 0.0)])
-        return found
-
-    # Merged every few claims, and never: the same neighbours, in the same order, each time.
-    merged, waiting = run(7), run(1 << 30)
-    assert merged == waiting
-    assert sum(1 for step in merged if step) > 300
-
-
 def _neighbours_along(index: SimilarityIndex, texts: list[str]) -> list[list[tuple[object, ...]]]:
     """Each text's neighbours before it is filed, as notes are filed, removed and made
     trusted or not along the way; then how many claims are active."""
@@ -202,6 +166,21 @@ def _neighbours_along(index: SimilarityIndex, texts: list[str]) -> list[list[tup
     return found
 
 
+def test_the_index_finds_the_same_neighbours_whenever_its_buckets_were_merged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from lore.core.gates import similarity
+
+    def run(merge_at: int) -> list[list[tuple[object, ...]]]:
+        monkeypatch.setattr(similarity, "MERGE_AT", merge_at)
+        return _neighbours_along(SimilarityIndex(), _claim_stream(3, 1500))
+
+    # Merged every few claims, and never: the same neighbours, in the same order, each time.
+    merged, waiting = run(7), run(1 << 30)
+    assert merged == waiting
+    assert sum(1 for step in merged if step) > 300
+
+
 def _claims_with_a_common_phrase(count: int) -> list[str]:
     """`_claim_stream`, a third of it after one phrase: buckets past MAX_BUCKET, too."""
     import random
@@ -214,21 +193,12 @@ def _claims_with_a_common_phrase(count: int) -> list[str]:
 
 
 def test_an_index_that_moves_its_claims_to_disk_finds_the_same_neighbours(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, spills: list[int]
 ) -> None:
     from lore.core.gates import similarity
-    from lore.core.gates.similarity_spill import SpilledClaims
 
     texts = _claims_with_a_common_phrase(1500)
     in_memory = _neighbours_along(SimilarityIndex(), texts)
-    spills: list[int] = []
-    spill = SpilledClaims.spill
-
-    def counted(self: SpilledClaims, *args: Any) -> None:
-        spills.append(1)
-        spill(self, *args)
-
-    monkeypatch.setattr(SpilledClaims, "spill", counted)
     monkeypatch.setattr(similarity, "MEMORY_CLAIMS", 97)
     monkeypatch.setattr(similarity, "MERGE_AT", 13)
     assert _neighbours_along(SimilarityIndex(scratch=tmp_path), texts) == in_memory
