@@ -6,8 +6,8 @@ its oldest claims here, sketches, trusted texts and bucket entries, and keeps of
 trust and note (13 bytes), so an ingest of any size holds about the same.
 
 The database is an SQLite file in the vault's state folder, made for one index and unlinked
-as soon as it is open: no other process can open it, and nothing is left behind, even by a
-crash. It keeps no journal and never syncs, as nothing in it outlives the process. Bucket
+as soon as it is open: no other process can open it, and it is gone with the process, even
+one that crashes. It keeps no journal and never syncs, as nothing in it outlives the process. Bucket
 entries are kept by (kind, value, order filed), so a bucket reads back in the order its
 claims were filed, as the index's own buckets do.
 """
@@ -77,9 +77,6 @@ class SpilledClaims:
             with contextlib.suppress(OSError):
                 os.unlink(name)
         return cls(connection)
-
-    def close(self) -> None:
-        self._connection.close()
 
     def has(self, kind: int) -> bool:
         return self._entries[kind] > 0
