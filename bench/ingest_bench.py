@@ -10,9 +10,10 @@ The set is ingested into a vault that commits each operation to git and into one
 does not (versioning.auto_commit: false), each run a fresh process, the two kinds taking
 turns (--pairs N, 2 by default), and the medians are printed side by side: target,
 versioning costs under 10% more. Then the first half of the set alone, for what peak memory
-grows by with each MB of input; and both again with the similarity index's budget of claims
-in memory lowered, so that it moves claims to disk as a larger corpus makes it do. (Run one after the other in one process, the second run
-paid for the first one's heap and looked 28% dearer whichever it was.) Last, `lore notes log` as a person runs it, a
+grows by with each MB of input (run one after the other in one process, the second run paid
+for the first one's heap and looked 28% dearer whichever it was); and the half and the whole
+set again with the similarity index's budget of claims in memory lowered, so that it moves
+claims to disk as a larger corpus makes it do. Last, `lore notes log` as a person runs it, a
 whole process started fresh, on a vault with 10,000 commits (made with git fast-import):
 target under 200 ms, printed beside `lore --version` started the same way. And `lore
 ingest` of one small document into a vault of 10,000 notes, with the catalog of notes
@@ -203,8 +204,8 @@ def memory_growth(folder: Path, whole: IngestRun, scratch: Path) -> None:
         f"{whole.filing_peak_mb:.0f} MB: {filing:.1f} MB more per MB of input"
     )
     # Past its budget the similarity index moves claims to disk. The set files too few
-    # claims to pass the budget, so both halves are run again with it lowered, as a corpus
-    # ten times the size would run.
+    # claims to pass the budget, so the half and the whole set are run again with it
+    # lowered, as a corpus ten times the size would run.
     print(
         f"the half and the whole set again, the similarity index keeping at most "
         f"{SPILL_BUDGET:,} claims in memory (its budget is {similarity.MEMORY_CLAIMS:,}):"
