@@ -208,33 +208,72 @@ def test_an_index_that_moves_its_claims_to_disk_finds_the_same_neighbours(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_an_index_that_cannot_move_its_claims_to_disk_keeps_them(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def _disk_full_on_move(monkeypatch: pytest.MonkeyPatch, failing: int) -> list[int]:
+    """Moves into the store from then on fail part way, as on a full disk: the move
+    numbered `failing` (from 1) and every later one write part of their entries, then
+    fail. The moves tried, one item each."""
     import sqlite3
 
-    from lore.core.gates import similarity
     from lore.core.gates.similarity_spill import SpilledClaims
+
+    spill = SpilledClaims.spill
+    tried: list[int] = []
+
+    def full(self: SpilledClaims, claims: Any, entries: Any) -> None:
+        tried.append(1)
+        if len(tried) < failing:
+            return spill(self, claims, entries)
+
+        def cut_short() -> Any:
+            for number, entry in enumerate(entries):
+                if number == 40:
+                    raise sqlite3.OperationalError("database or disk is full")
+                yield entry
+
+        return spill(self, claims, cut_short())
+
+    monkeypatch.setattr(SpilledClaims, "spill", full)
+    return tried
+
+
+def test_an_index_that_cannot_make_its_store_keeps_its_claims_in_memory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from lore.core.gates import similarity
 
     texts = _claims_with_a_common_phrase(400)
     in_memory = _neighbours_along(SimilarityIndex(), texts)
     monkeypatch.setattr(similarity, "MEMORY_CLAIMS", 50)
-    # No folder to make the store in; and a store that fails part way (a full disk) after
-    # its first spill: what it kept is still found, the rest stays in memory.
+    # No folder to make the store in; and a disk full on the first move, when the store
+    # holds nothing else: every claim stays in memory, and the same neighbours are found.
     assert _neighbours_along(SimilarityIndex(scratch=tmp_path / "gone"), texts) == in_memory
-    spill = SpilledClaims.spill
-    calls: list[int] = []
-
-    def full_after_one(self: SpilledClaims, claims: Any, entries: Any) -> None:
-        calls.append(1)
-        if len(calls) > 1:
-            list(claims)  # part of the way through
-            raise sqlite3.OperationalError("database or disk is full")
-        spill(self, claims, entries)
-
-    monkeypatch.setattr(SpilledClaims, "spill", full_after_one)
+    tried = _disk_full_on_move(monkeypatch, failing=1)
     assert _neighbours_along(SimilarityIndex(scratch=tmp_path), texts) == in_memory
-    assert len(calls) == 2
+    assert len(tried) == 1
+
+
+def test_a_move_that_fails_after_others_stops_the_index_with_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from lore.core.gates import similarity
+    from lore.errors import VaultError
+
+    monkeypatch.setattr(similarity, "MEMORY_CLAIMS", 50)
+    tried = _disk_full_on_move(monkeypatch, failing=2)
+    index = SimilarityIndex(scratch=tmp_path)
+    texts = _claims_with_a_common_phrase(400)
+    # Claims moved before are only in the store, which may now hold part of the failed move:
+    # no neighbour found from it could be trusted, so nothing more is found or filed.
+    with pytest.raises(VaultError) as failed:
+        for number, text in enumerate(texts):
+            index.add(text, f"notes/{number % 60}.md", "untrusted")
+    assert len(tried) == 2
+    message = str(failed.value)
+    assert "database or disk is full" in message and str(tmp_path) in message
+    assert "\n" not in message
+    for step in (lambda: index.nearest(texts[0]), lambda: index.add(texts[1], "n.md", "trusted")):
+        with pytest.raises(VaultError, match="disk is full"):
+            step()
 
 
 def test_claims_filed_under_a_value_come_back_in_the_order_they_were_filed(

@@ -21,6 +21,7 @@ from pathlib import Path
 from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.gates.similarity_spill import SpilledClaims
 from lore.core.gates.types import TRUST_RANK, Claim
+from lore.errors import VaultError
 
 SKETCH_SIZE = 16
 # Only the smallest few hashes of a claim key its buckets: claims similar enough to matter
@@ -267,6 +268,8 @@ class SimilarityIndex:
         # Claims numbered below this are in the store, all but their trust and note.
         self._spilled = 0
         self._store: SpilledClaims | None = None
+        # Why the store can no longer be trusted, once a move into it failed part way.
+        self._failure: VaultError | None = None
         # Bucket values of each kind with more than MAX_BUCKET claims in the store: never
         # looked up there again, as a bucket only grows.
         self._overfull: tuple[set[int], set[int]] = (set(), set())
@@ -331,6 +334,8 @@ class SimilarityIndex:
 
     def _spill(self) -> None:
         """Move every claim in memory, and every bucket entry, into the store."""
+        if self._failure is not None:
+            raise self._failure
         if self._store is None:
             self._store = SpilledClaims.open(self.scratch) if self.scratch is not None else None
             if self._store is None:
@@ -344,14 +349,37 @@ class SimilarityIndex:
         entries = chain(self._word_buckets.entries(0), self._shingle_buckets.entries(1))
         try:
             self._store.spill(claims, entries)
-        except sqlite3.Error:
-            self.scratch = None  # a full disk, say: the rest stay in memory
-            return
+        except sqlite3.Error as exc:
+            if not self._spilled:
+                # A full disk, say, on the first move: the store held nothing else, and all
+                # stay in memory.
+                self._store, self.scratch = None, None
+                return
+            # The store may now hold part of these claims, or be damaged, and claims moved
+            # before are only there: no neighbour found from now on could be trusted.
+            self._failure = self._store_failed("cannot move claims into", exc)
+            raise self._failure from None
         self._spilled += count
         self._words, self._word_starts = array("q"), array("q", [0])
         self._shingles, self._shingle_starts = array("q"), array("q", [0])
         self._texts.clear()
         self._word_buckets, self._shingle_buckets = _Buckets(), _Buckets()
+
+    def _store_failed(self, doing: str, exc: sqlite3.Error) -> VaultError:
+        where = self._store.folder if self._store is not None else self.scratch
+        return VaultError(f"the similarity gate {doing} its scratch file in {where}: {exc}")
+
+    def _usable_store(self) -> SpilledClaims:
+        if self._failure is not None:
+            raise self._failure
+        assert self._store is not None  # only asked for once claims were moved
+        return self._store
+
+    def _stored_buckets(self, kind: int, values: Sequence[int]) -> dict[int, list[int]]:
+        try:
+            return self._usable_store().buckets(kind, values)
+        except sqlite3.Error as exc:
+            raise self._store_failed("cannot read", exc) from None
 
     def _words_at(self, at: int) -> array[int]:
         return self._words[self._word_starts[at] : self._word_starts[at + 1]]
@@ -366,7 +394,12 @@ class SimilarityIndex:
         first = self._spilled
         found: dict[int, tuple[Sequence[int], Sequence[int], str]] = {}
         if self._store is not None and any(number < first for number in numbers):
-            stored = self._store.claims([number for number in numbers if number < first])
+            try:
+                stored = self._usable_store().claims(
+                    [number for number in numbers if number < first]
+                )
+            except sqlite3.Error as exc:
+                raise self._store_failed("cannot read", exc) from None
             for number, (words, shingles, text) in stored.items():
                 found[number] = (words, shingles, text or "")
         for number in numbers:
@@ -427,7 +460,7 @@ class SimilarityIndex:
                 # Those the store holds too many claims under are too full with any more.
                 overfull = self._overfull[kind]
                 keys = [value for value in keys if value not in overfull]
-                stored = store.buckets(kind, keys)
+                stored = self._stored_buckets(kind, keys)
             if not len(buckets) and not stored:
                 continue
             for value in keys:

@@ -7,7 +7,9 @@ trust and note (13 bytes), so an ingest of any size holds about the same.
 
 The database is an SQLite file in the vault's state folder, made for one index and unlinked
 as soon as it is open: no other process can open it, and it is gone with the process, even
-one that crashes. It keeps no journal and never syncs, as nothing in it outlives the process. Bucket
+one that crashes. It keeps no journal and never syncs, as nothing in it outlives the process:
+so a move that fails part way (a full disk) may leave it inconsistent, and it is not read
+again (see `SimilarityIndex._spill`). Bucket
 entries are kept by (kind, value, order filed), so a bucket reads back in the order its
 claims were filed, as the index's own buckets do.
 """
@@ -45,8 +47,9 @@ SpilledClaim = tuple[int, "array[int]", "array[int]", "str | None"]
 class SpilledClaims:
     """The claims an index moved out of memory; see the module's docstring."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
+    def __init__(self, connection: sqlite3.Connection, folder: Path) -> None:
         self._connection = connection
+        self.folder = folder
         self._filed = 0
         # Entries kept of each kind: a kind with none is not looked up at all.
         self._entries = [0, 0]
@@ -76,7 +79,7 @@ class SpilledClaims:
             # Open, it stays readable through its handle; unlinked, nothing else can open it.
             with contextlib.suppress(OSError):
                 os.unlink(name)
-        return cls(connection)
+        return cls(connection, folder)
 
     def has(self, kind: int) -> bool:
         return self._entries[kind] > 0
@@ -88,7 +91,8 @@ class SpilledClaims:
         in the order they were filed, after those kept before. Both are read as they are
         written, never held in a list.
 
-        Raises sqlite3.Error (a full disk, say) having kept none of them."""
+        Raises sqlite3.Error (a full disk, say), after which the store may hold part of
+        them, or be damaged."""
         start = self._filed
         counted = [0, 0]
 
@@ -112,6 +116,7 @@ class SpilledClaims:
             connection.executemany("INSERT INTO buckets VALUES (?, ?, ?, ?)", rows())
             connection.execute("COMMIT")
         except BaseException:
+            # Without a journal this only ends the transaction: it undoes nothing written.
             with contextlib.suppress(sqlite3.Error):
                 connection.execute("ROLLBACK")
             raise
