@@ -116,7 +116,7 @@ class Catalog:
             self.remove(path)
         changed = [path for path, stat in current.items() if self.stats.get(path) != stat]
         cache = CatalogCache.of_vault(
-            vault.layout.state,
+            state,
             writable=keep and os.access(vault.root, os.W_OK),
             reading=reading_fingerprint(),
         )
