@@ -25,6 +25,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
 from typing import Any, Protocol
 
 from lore.core.history import HistoryStore
@@ -281,8 +282,9 @@ def _read_in_two(
     This process reads the first part, a little under half; the other reads the rest in
     chunks, noting in memory the two share how many it has done. Whichever is slowed down
     (by other work on its core, say), the two end together: once done with its part, this
-    one takes the last of the chunks the other has not begun, and tells it to stop short
-    of them. Each process works `ahead` on what it read.
+    one takes the other's chunks from the last, one at a time, each after telling it to
+    stop short of it, until the next is the one it is on. Each process works `ahead` on
+    what it read.
     """
     size = history.size()
     middle = _line_start_after(history, start + int((size - start) * _FIRST_SHARE))
@@ -340,18 +342,25 @@ def _read_in_two(
         first = _digested(history, start, middle, covered, digest)
         if ahead is not None:
             ahead.absorb(ahead.prepare(first, 0, False))
-        # The other process keeps the chunk it is on and half of those it has not begun,
-        # and one more for the time this one takes to unpickle them; this one takes the rest.
-        begun_there = _noted(shared, _DONE) + 1
-        limit = max(begun_there, (chunks + begun_there + 1) // 2)
-        if limit < chunks:
+        # Then the last chunk the other process has not begun, again and again: it is
+        # told to stop short of each before this one reads it, and keeps the chunk it is
+        # on, so the two end within a chunk of each other however fast each one runs.
+        # Each is worked ahead on as soon as it is read, as there.
+        limit = chunks
+        taken: list[list[LiveTurn]] = []
+        before = 0
+        while limit - 1 > _noted(shared, _DONE):
+            limit -= 1
             _note(shared, _LIMIT, limit)
-            stolen = _digested(history, bounds[limit], None, covered, digest)
-            if ahead is not None and stolen:
-                before = len(first) + _lines_between(history, middle, bounds[limit])
-                ahead.absorb(ahead.prepare(stolen, before, True))
-        else:
-            limit = chunks
+            turns = _chunk(history, bounds, limit, covered, digest)
+            taken.append(turns)
+            if ahead is not None:
+                if limit + 1 == chunks:
+                    before = len(first) + _lines_between(history, middle, bounds[limit])
+                else:
+                    before -= len(turns)
+                ahead.absorb(ahead.prepare(turns, before, limit + 1 == chunks))
+        stolen = list(chain.from_iterable(reversed(taken)))
         wait = max(_ANSWER_SECONDS, _ANSWER_FACTOR * (time.monotonic() - begun))
         if while_waiting is not None:
             while_waiting()
