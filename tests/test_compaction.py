@@ -104,6 +104,39 @@ def test_a_compaction_leaves_no_live_turn_for_the_collector(vault: Vault) -> Non
     assert held == []
 
 
+def test_what_a_compaction_leaves_alive_waits_for_a_full_collection(vault: Vault) -> None:
+    # The entries it wrote stay alive after it: the young generations' next passes would
+    # walk every one of them, to find no cycle.
+    import gc
+
+    configure(vault, threshold=10, keep=2, budget=10_000, fanout=4)
+    rng = random.Random(7)
+    bulk_append(vault, [random_turn(rng, number) for number in range(200)])
+    gc.collect()
+    report = compact(vault)
+    assert report.compacted and report.entries_written
+    written = {id(entry) for entry in report.entries_written}
+    young = gc.get_objects(generation=0) + gc.get_objects(generation=1)
+    assert not written.intersection(map(id, young))
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_compaction_leaves_objects_frozen_before_it_frozen(vault: Vault) -> None:
+    # The app freezes what its start made, so that no full pass walks it.
+    import gc
+
+    configure(vault, threshold=10, keep=2, budget=10_000, fanout=4)
+    rng = random.Random(8)
+    bulk_append(vault, [random_turn(rng, number) for number in range(100)])
+    gc.freeze()
+    frozen = gc.get_freeze_count()
+    try:
+        assert compact(vault).compacted
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()
+
+
 def test_cancelled_and_failed_turns_are_covered_but_not_summarised(vault: Vault) -> None:
     configure(vault, threshold=10, keep=0, budget=10_000, fanout=8)
     history = HistoryStore(vault)
