@@ -214,7 +214,7 @@ def test_tokens_are_read_as_their_words_say_whatever_their_punctuation() -> None
 
     from lore.core.fact_digest import _KEPT, _read_token, forget_words
     from lore.core.passages import STOPWORDS, words
-    from lore.core.search.query import stem_word
+    from lore.core.stemming import stem_word
 
     pieces = [
         "Mars", "the", "not", "os", "path", "2", "x1", "É", "café", "_", "ſo", "İ",

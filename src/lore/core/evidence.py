@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from lore.core.dataclass_lite import dataclass_lite, dataclass_own_init
 from lore.core.passages import Passage, note_passages, split_sentences, words
 from lore.core.providers.base import ChatMessage
-from lore.core.search.query import stem_word
+from lore.core.stemming import stem_word
 from lore.core.tokens import MESSAGE_OVERHEAD_TOKENS, estimate_tokens, truncate_to_tokens
 
 if TYPE_CHECKING:

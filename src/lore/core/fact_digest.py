@@ -23,7 +23,7 @@ from typing import NamedTuple, TypeVar
 
 from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.passages import STOPWORDS, words
-from lore.core.search.query import stem_word
+from lore.core.stemming import stem_word
 from lore.core.tokens import estimate_from_counts, estimate_tokens, text_counts
 
 _LEAD = re.compile(r"^\s*From the notes:\s*", re.IGNORECASE)

@@ -41,7 +41,6 @@ from lore.core.search.query import (
     phrases_in_text_fields,
     plain_words,
     prefer_union_matchers,
-    stem_word,
     term_lookups,
     typed_query,
     words_query,
@@ -50,6 +49,7 @@ from lore.core.search.ranking import top_hits
 from lore.core.search.scoring import TableBM25F
 from lore.core.search.snippets import make_snippet
 from lore.core.search.terms import memo_term_lookups
+from lore.core.stemming import stem_word
 from lore.errors import VaultError
 
 if TYPE_CHECKING:

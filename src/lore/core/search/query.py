@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 
 from whoosh.analysis import StemmingAnalyzer
-from whoosh.lang.porter import stem
 from whoosh.query import And, Every, MultiTerm, NullQuery, Or, Phrase, Query, Term
 
 from lore.core.search.phrase import AdjacentPhrase
@@ -53,12 +51,6 @@ ANALYZER = StemmingAnalyzer()
 
 def analyse(text: str) -> list[str]:
     return [token.text for token in ANALYZER(text)]
-
-
-@lru_cache(maxsize=50_000)
-def stem_word(word: str) -> str:
-    """The term a single lowercase body word is indexed under."""
-    return str(stem(word))
 
 
 def _word_query(word: str) -> Query | None:
