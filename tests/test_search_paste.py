@@ -168,3 +168,12 @@ def test_random_syntax_never_fails_and_stays_bounded(code_vault: Vault) -> None:
         for status in (None, "active"):
             code_vault.index.search(text, status=status)
     assert code_vault.index.fallbacks == 0
+
+
+def test_words_are_stemmed_outside_the_search_package_as_the_index_stems_them() -> None:
+    # Compaction and the evidence of an ask stem words without importing the search package.
+    from lore.core.search.query import analyse
+    from lore.core.stemming import stem_word
+
+    for word in ["running", "moons", "orbital", "volcanoes", "europa", "studies", "caring"]:
+        assert [stem_word(word)] == analyse(word), word
