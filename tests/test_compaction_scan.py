@@ -93,6 +93,30 @@ def test_cited_notes_are_named_alike_in_both_processes(sample_vault: Vault) -> N
     assert _read(sample_vault, two=True) == alone
 
 
+def test_titles_for_the_other_process_come_from_the_index_manifest(
+    sample_vault: Vault,
+) -> None:
+    # Once the index is current, its manifest holds every note's title: the process that
+    # forks reads them there, without opening the index or loading whoosh's machinery.
+    documents = sample_vault.index.all_documents()
+    fresh = Vault.open(sample_vault.root)
+    digester = _FactDigester(fresh, 23)
+    digester.look_up_all()
+    assert fresh._index is None
+    assert digester.titles == {str(doc["id"]): str(doc["title"]) for doc in documents}
+    assert digester.title_of("no-such-note") is None
+
+
+def test_a_vault_without_notes_names_none_and_never_opens_the_index(vault: Vault) -> None:
+    _write_history(vault, 40, cite=["a-note", "another"])
+    digester = _FactDigester(vault, 23)
+    digester.look_up_all()
+    turns = read_live(HistoryStore(vault), 0, None, digester, 0)
+    assert turns and not any("(notes: " in digest for *_, digest in turns)
+    assert vault._index is None
+    assert not vault.layout.index.exists()
+
+
 def _exits(writer: int, chunks: list[bytes]) -> None:
     os._exit(3)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -175,6 +176,24 @@ def test_history_loads_no_more_than_search_and_not_the_index(vault: Path) -> Non
     )
     assert report["code"] == 0
     assert "what is Europa?" in report["output"]
+    assert report["loaded"] == []
+
+
+def test_compacting_a_vault_without_notes_loads_no_search_machinery(tmp_path: Path) -> None:
+    # A history brought into a new vault: no turn can name a note, so no index is opened.
+    from history_helpers import bulk_append, random_turn
+    from lore.core.vault import Vault, init_vault
+
+    folder = tmp_path / "new"
+    init_vault(folder, "new")
+    rng = random.Random(5)
+    bulk_append(Vault.open(folder), [random_turn(rng, number) for number in range(300)])
+    report = run_lore(
+        ["--vault", str(folder), "compact"],
+        ["lore.core.search", "whoosh.index", "whoosh.query", "whoosh.analysis", "secrets"],
+    )
+    assert report["code"] == 0
+    assert "Compacted." in report["output"]
     assert report["loaded"] == []
 
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import os
 import re
-import secrets
 from collections.abc import Iterator
 from dataclasses import field
 from itertools import chain
+from pathlib import Path
 from typing import Any, Protocol
 
 from lore.core.compaction_due import compaction_due
@@ -31,6 +32,7 @@ from lore.core.fact_digest import fact_digest, forget_sentences, forget_words, r
 from lore.core.memory import MemoryEntry, MemoryState, MemoryStore, frontier_of
 from lore.core.notes import utc_now
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
+from lore.core.random_ids import random_hex
 from lore.core.tokens import (
     estimate_from_counts,
     estimate_message_tokens,
@@ -319,19 +321,22 @@ class _FactDigester:
     """Fact digests of turns, naming the notes each cited by title (looked up once each)."""
 
     def __init__(self, vault: Vault, max_tokens: int) -> None:
-        self.index = vault.index
+        self.vault = vault
         self.max_tokens = max_tokens
         self.titles: dict[str, str | None] = {}
-        # A vault without notes names none: its turns' citations are not looked up at all.
-        self.every_title_known = self.index.note_count() == 0
+        # A vault without notes names none: its turns' citations are not looked up at all,
+        # and the index is never opened.
+        self.every_title_known = _holds_nothing(vault.layout.notes)
 
     def look_up_all(self) -> None:
         """Every note's title at once, so that no digest reads the index again: as one made
-        in a forked process must not, sharing this process's open files."""
+        in a forked process must not, sharing this process's open files. Read from the
+        index's manifest while no note changed since the index was brought up to date,
+        without opening the index."""
         if self.every_title_known:
             return
         titles: dict[str, str | None] = {}
-        for fields in self.index.all_documents():
+        for fields in self.vault.note_listing():
             # As `lookup` finds them: the first note with the id.
             titles.setdefault(str(fields.get("id", "")), str(fields.get("title", "")))
         self.titles = titles
@@ -341,7 +346,7 @@ class _FactDigester:
         if note_id not in self.titles:
             if self.every_title_known:
                 return None
-            found = self.index.lookup(id=note_id)
+            found = self.vault.index.lookup(id=note_id)
             self.titles[note_id] = str(found[0].get("title", "")) if found else None
         return self.titles[note_id]
 
@@ -354,6 +359,18 @@ class _FactDigester:
             self.max_tokens,
             self.title_of,
         )
+
+
+def _holds_nothing(folder: Path) -> bool:
+    """Whether `folder` is missing or empty (a new vault's notes folder), seen without
+    reading any more of it."""
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is None
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 def _share_out(parts: list[str], max_tokens: int) -> tuple[str, int]:
@@ -420,7 +437,7 @@ class ProviderSummariser:
         words = max(10, int(max_tokens / 1.4))
         # Past answers quote documents, and documents can carry instructions: the material
         # is fenced by markers it cannot predict, and introduced as data.
-        fence = secrets.token_hex(6)
+        fence = random_hex(6)
         messages = [
             ChatMessage("system", self.SYSTEM),
             ChatMessage(

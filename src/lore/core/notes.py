@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from lore.config import TRUST_LEVELS, NoteStatus, TrustLevel
 from lore.core.dataclass_lite import dataclass_own_init
+from lore.core.random_ids import random_hex
 
 KNOWN_KEYS = ("id", "title", "tags", "created", "updated", "sources", "trust", "status")
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
@@ -71,10 +72,7 @@ def utc_now() -> str:
 
 def new_note_id() -> str:
     """Time-ordered and random: unique without consulting the vault, so never reused."""
-    # Here, not at the top: secrets and hashlib load OpenSSL, which reading notes never needs.
-    import secrets
-
-    return f"n{int(time.time() * 1000):011x}{secrets.token_hex(3)}"
+    return f"n{int(time.time() * 1000):011x}{random_hex(3)}"
 
 
 def path_note_id(relpath: str) -> str:

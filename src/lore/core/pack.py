@@ -33,6 +33,7 @@ from lore.core.evidence import (
     one_line,
 )
 from lore.core.providers.base import ChatMessage
+from lore.core.random_ids import random_hex
 from lore.core.retrieval import EvidenceCandidate
 from lore.core.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
@@ -40,7 +41,7 @@ from lore.core.tokens import (
     estimate_tokens,
     truncate_to_tokens,
 )
-from lore.core.turns import Turn, random_hex
+from lore.core.turns import Turn
 from lore.errors import BudgetError
 
 SectionName = Literal["instructions", "memory", "recent_turns", "evidence", "question"]

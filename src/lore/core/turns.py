@@ -11,13 +11,13 @@ writes it is taken as it is; any other record is validated by pydantic, imported
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import field, replace
 from typing import Any, Literal
 
 from lore.core import record_fields as read
 from lore.core.dataclass_lite import dataclass_own_init
+from lore.core.random_ids import random_hex
 from lore.core.record_fields import ABSENT, RecordError
 from lore.core.tokens import reported_or_estimated
 
@@ -34,13 +34,6 @@ def new_turn_id() -> str:
 def new_conversation_id() -> str:
     """Time-ordered and random, like turn ids: a conversation is named once, when it starts."""
     return f"c{int(time.time() * 1000):011x}{random_hex(3)}"
-
-
-def random_hex(count: int) -> str:
-    """`count` random bytes from the operating system, in hex: `secrets.token_hex`, without
-    importing `secrets`, whose hashlib, hmac and base64 (and OpenSSL) an ask needs none of:
-    16 ms of a process that imports it."""
-    return os.urandom(count).hex()
 
 
 # -- the records ---------------------------------------------------------------------------

@@ -18,7 +18,6 @@ import contextlib
 import json
 import os
 import re
-import secrets
 import stat
 import threading
 from collections.abc import Iterable, Iterator
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.notes import utc_now
+from lore.core.random_ids import random_hex
 from lore.core.storage import atomic_write_json, atomic_write_text
 from lore.core.versioning.git import (
     GitFailed,
@@ -86,7 +86,7 @@ class Operation:
     actor: str
     summary: str = ""
     details: list[str] = field(default_factory=list)
-    id: str = field(default_factory=lambda: secrets.token_hex(6))
+    id: str = field(default_factory=lambda: random_hex(6))
     # True when the operation lets go of the vault lock between its steps (an ingest).
     spans: bool = False
     # The commit it made, once made; None while under way, or when nothing was committed.
