@@ -596,8 +596,8 @@ def _collector_paused() -> Iterator[None]:
 
     It makes next to no reference cycles, while the 100,000s of turns, sentences and
     entries a long backlog leaves in memory would be walked again at every full pass: a
-    tenth of its time. Cycles made meanwhile, here or in other threads, are collected
-    once it is done; it takes seconds at most, as no model is waited for.
+    tenth of its time. Cycles made meanwhile, here or in other threads, are collected by
+    the next full pass after it; it takes seconds at most, as no model is waited for.
     """
     paused = gc.isenabled()
     if paused:
