@@ -20,10 +20,11 @@ Printed, not asserted:
   whole process; and one `append` in a new process, which extends the saved index;
 - compacting 100,000 turns offline in a fresh process, ending as the `lore` program ends:
   time compacting and as a whole process, and peak resident memory (target: under 5 s and
-  300 MB); then `lore compact` as a person runs it and `lore compact --json` as a script
-  does (it prints all the entries written), taking turns, each run in a vault of its own
-  outside any repository as `lore init` makes one, so the commit of the memory written
-  counts too (target: under 5 s); medians of five runs each; then `lore ask --json` in the vault
+  300 MB); `lore compact` as a person runs it and `lore compact --json` as a script does
+  (it prints all the entries written); the three taking turns, each run in a vault of its
+  own outside any repository as `lore init` makes one, so the commit of the memory written
+  counts too (target: under 5 s), its history copied and on the disk before the run;
+  medians of five runs each; then `lore ask --json` in the vault
   `lore compact` made, reading the view of the archive an ask keeps, alternating with the
   same ask reading the whole archive; and `lore compact` of 60 more turns at a time, as later
   asks make it due, with what each adds to the vault's git objects. Last, with no target,
@@ -255,22 +256,7 @@ def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
     # A shared or virtual machine's speed changes from one minute to the next: a fixed loop
     # timed beside each run tells a slower machine from slower code.
     print(f"  {machine_speed()}")
-    runs = compaction_runs(source, work, COMPACT_ROUNDS)
-    if runs is None:
-        return
-    elapsed, cpu, whole = (
-        statistics.median(float(run[1][n]) if n < 2 else run[0] for run in runs) for n in range(3)
-    )
-    peak = max(int(run[1][2]) for run in runs)
-    _, _, _, covered, entries, memory_tokens, top = runs[-1][1]
-    print(
-        f"  {elapsed:.2f} s compacting ({cpu:.2f} s of CPU in this process), "
-        f"{whole:.2f} s as a whole process (runs: {_seconds(run[0] for run in runs)}), "
-        f"peak memory {peak} MB — {int(covered):,} turns covered by {int(entries):,} entries "
-        f"up to level {top}, {int(memory_tokens):,} memory tokens sent "
-        f"(targets: under 5 s, under 300 MB)"
-    )
-    bench_lore_compact(source, turns)
+    bench_compaction_three_ways(source, turns)
     reworded = vault_with_history(
         f"compact-{turns}-reworded", turns, sentences, rebuild, reworded=True
     )
@@ -289,20 +275,39 @@ def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
 REWORDED_ROUNDS = 3
 
 
+def fresh_vault(source: Vault, folder: Path) -> Path:
+    """A vault in `folder`, as `lore init` makes one, holding a copy of `source`'s history.
+
+    The copy is on the disk before the run it is for: written back while that run reads,
+    it would keep a core busy, and compaction reads in a second process only onto a core
+    nothing else holds, as a history that was not just written leaves it."""
+    shutil.rmtree(folder, ignore_errors=True)
+    init_vault(folder, "compaction run")
+    shutil.copyfile(source.layout.history, folder / "history.jsonl")
+    os.sync()
+    return folder
+
+
+def compact_in_child(vault: Path) -> tuple[float, list[str]] | None:
+    """`COMPACT_CHILD` in `vault`: the whole process's seconds and what it printed; None
+    (and why, printed) if it failed."""
+    whole, result = timed_process([sys.executable, "-c", COMPACT_CHILD, str(vault)])
+    if result.returncode != 0:
+        print("  failed:", result.stderr.strip().splitlines()[-1:])
+        return None
+    return whole, result.stdout.split()
+
+
 def compaction_runs(source: Vault, work: Path, rounds: int) -> list[tuple[float, list[str]]] | None:
     """`COMPACT_CHILD` on a copy of `source`'s history, `rounds` times, a fresh vault and a
     fresh process each time: the whole process's seconds and what it printed; None (and
     why, printed) if one failed."""
     runs: list[tuple[float, list[str]]] = []
     for _ in range(rounds):
-        shutil.rmtree(work, ignore_errors=True)
-        init_vault(work, "compaction run")
-        shutil.copyfile(source.layout.history, work / "history.jsonl")
-        whole, result = timed_process([sys.executable, "-c", COMPACT_CHILD, str(work)])
-        if result.returncode != 0:
-            print("  failed:", result.stderr.strip().splitlines()[-1:])
+        run = compact_in_child(fresh_vault(source, work))
+        if run is None:
             return None
-        runs.append((whole, result.stdout.split()))
+        runs.append(run)
     shutil.rmtree(work, ignore_errors=True)
     return runs
 
@@ -311,25 +316,27 @@ def _seconds(values: Iterable[float]) -> str:
     return ", ".join(f"{value:.2f}" for value in values)
 
 
-def bench_lore_compact(source: Vault, turns: int) -> None:
-    """`lore compact` as a person runs it, then `lore compact --json` as a script does (it
-    prints every entry written): the program, each time in a vault of its own outside any
-    repository (as `lore init` makes one), so the commit of the memory it writes counts;
-    the two take turns, `COMPACT_ROUNDS` times each."""
+def bench_compaction_three_ways(source: Vault, turns: int) -> None:
+    """The history compacted by `compact()` in a process of its own, by `lore compact` as a
+    person runs it, and by `lore compact --json` as a script does (it prints every entry
+    written), taking turns `COMPACT_ROUNDS` times, so that the three see the same machine.
+    Each runs in a vault of its own outside any repository (as `lore init` makes one), so
+    the commit of the memory it writes counts."""
     script = Path(sys.executable).with_name("lore")
     program = [str(script)] if script.exists() else [sys.executable, "-m", "lore"]
+    runs: list[tuple[float, list[str]]] = []
     seconds: dict[str, list[float]] = {"": [], "--json": []}
     with tempfile.TemporaryDirectory(prefix="lore-compact-") as folder:
         # The vault of the first `lore compact` is kept for the asks and compactions after.
         kept = Path(folder) / "vault"
+        another = Path(folder) / "another"
         for number in range(COMPACT_ROUNDS):
+            run = compact_in_child(fresh_vault(source, another))
+            if run is None:
+                return
+            runs.append(run)
             for options in ([], ["--json"]):
-                first = not options and number == 0
-                vault = kept if first else Path(folder) / "another"
-                if not first:
-                    shutil.rmtree(vault, ignore_errors=True)
-                init_vault(vault, "compaction run")
-                shutil.copyfile(source.layout.history, vault / "history.jsonl")
+                vault = fresh_vault(source, kept if not options and number == 0 else another)
                 command = ["compact", *options]
                 whole, result = timed_process([*program, "--vault", str(vault), *command])
                 if result.returncode != 0:
@@ -339,11 +346,24 @@ def bench_lore_compact(source: Vault, turns: int) -> None:
                     )
                     return
                 seconds[" ".join(options)].append(whole)
-        for options, runs in seconds.items():
+        elapsed, cpu, whole = (
+            statistics.median(float(run[1][n]) if n < 2 else run[0] for run in runs)
+            for n in range(3)
+        )
+        peak = max(int(run[1][2]) for run in runs)
+        _, _, _, covered, entries, memory_tokens, top = runs[-1][1]
+        print(
+            f"  {elapsed:.2f} s compacting ({cpu:.2f} s of CPU in this process), "
+            f"{whole:.2f} s as a whole process (runs: {_seconds(run[0] for run in runs)}), "
+            f"peak memory {peak} MB — {int(covered):,} turns covered by {int(entries):,} "
+            f"entries up to level {top}, {int(memory_tokens):,} memory tokens sent "
+            f"(targets: under 5 s, under 300 MB)"
+        )
+        for options, taken in seconds.items():
             command = " ".join(["compact", options]).strip()
             print(
-                f"  `lore {command}` as a whole process: {statistics.median(runs):.2f} s "
-                f"(runs: {_seconds(runs)}), the commit of memory included (target: under 5 s)"
+                f"  `lore {command}` as a whole process: {statistics.median(taken):.2f} s "
+                f"(runs: {_seconds(taken)}), the commit of memory included (target: under 5 s)"
             )
         live = memory_status(Vault.open(kept)).live_turns
         print(f"  {turns - live:,} of {turns:,} turns covered")
