@@ -55,3 +55,14 @@ def test_a_megabyte_is_estimated_in_milliseconds() -> None:
     started = time.perf_counter()
     assert estimate_tokens(text) > 200_000
     assert time.perf_counter() - started < 0.2
+
+
+def test_ascii_whitespace_other_than_spaces_is_counted_word_by_word() -> None:
+    # Long words between single spaces cost their characters; cut by any other whitespace
+    # `str.split` knows (tabs, line breaks, the ASCII separators), they count as words.
+    spaced = " ".join(["abcdefghij"] * 8)
+    for separator in "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f":
+        cut = spaced.replace("j", f"j{separator}" * 1).replace("a", f"{separator}a")
+        assert estimate_tokens(cut) == max(-(-len(cut) // 4), -(-len(cut.split()) * 13 // 10))
+        many = separator.join("ab" for _ in range(40))
+        assert estimate_tokens(many) == -(-40 * 13 // 10)
