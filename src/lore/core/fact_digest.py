@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, repeat
 from operator import add, itemgetter
 from typing import NamedTuple, TypeVar
 
@@ -606,38 +606,47 @@ def forget_sentences() -> None:
 def roll_up(texts: Sequence[str], max_tokens: int) -> str:
     """One summary of several, within `max_tokens`: each part's densest line first, then
     further lines by their facts, all in the order they were written."""
-    # Each line as (part, its position in the part): the order they were written in, which
-    # their index in `lines` follows.
-    parts: list[int] = []
+    # The lines in the order they were written, and where each part's lines end among them.
     lines: list[str] = []
-    for part, text in enumerate(texts):
-        for raw in text.split("\n"):
-            line = raw.strip()
-            if line:
-                parts.append(part)
-                lines.append(line if line.startswith("- ") else f"- {line}")
+    ends: list[int] = []
+    for text in texts:
+        written = list(filter(None, map(str.strip, text.split("\n"))))
+        if not written:
+            continue
+        if all(map(str.startswith, written, repeat("- "))):
+            lines += written
+        else:
+            lines += [line if line.startswith("- ") else f"- {line}" for line in written]
+        ends.append(len(lines))
     if not lines:
         return ""
     found = list(map(_line, lines))
     density = [weight for weight, _ in found]
-    # Each part's densest line, the first of equal ones, then the others by density.
-    firsts: dict[int, int] = {}
-    for index, part in enumerate(parts):
-        best = firsts.get(part)
-        if best is None or density[index] > density[best]:
-            firsts[part] = index
-    leads = set(firsts.values())
-    others = sorted((-density[index], index) for index in range(len(lines)) if index not in leads)
-    order = [*firsts.values(), *(index for _, index in others)]
+    sizes = [size for _, size in found]
+    # Each part's densest line, the first of equal ones, then the others by density, those
+    # of equal density in the order they were written.
+    leads = [
+        max(range(start, end), key=density.__getitem__)
+        for start, end in zip([0, *ends], ends, strict=False)
+    ]
+    chosen_first = set(leads)
+    others = [index for index in range(len(lines)) if index not in chosen_first]
+    others.sort(key=density.__getitem__, reverse=True)
     chosen: list[tuple[int, str]] = []
+    # Once not even the shortest line fits, no further line can be chosen.
+    fewest_characters = min(size[0] for size in sizes)
+    fewest_words = min(size[1] for size in sizes)
     # The `_Tally` of the lines chosen, written out: this loop runs for every line.
     characters = -1
     words = 0
     outside = 0
-    for index in order:
-        if chosen and (13 * (words + 2) > 10 * max_tokens or characters + 4 > 4 * max_tokens):
-            break  # not even a line of two words and three characters ("- x") fits
-        size = found[index][1]
+    for index in chain(leads, others):
+        if chosen and (
+            13 * (words + fewest_words) > 10 * max_tokens
+            or characters + 1 + fewest_characters > 4 * max_tokens
+        ):
+            break
+        size = sizes[index]
         after = characters + 1 + size[0]
         if max(-(-after // 4), -(-(words + size[1]) * 13 // 10), outside + size[2]) <= max_tokens:
             characters = after
