@@ -509,3 +509,35 @@ def test_turns_sent_by_the_other_process_are_taken_only_as_live_turns(
 ) -> None:
     chunk = pickle.dumps((turns, None))
     assert (compaction_scan._unpacked(chunk) is not None) is taken
+
+
+def test_a_long_backlogs_decoder_reads_each_line_as_the_standard_one() -> None:
+    import orjson
+
+    lines = [
+        b'{"id": "t1", "question": "Mars moons?", "answer": "Two. [1]", "cited": ["n"]}\n',
+        '{"id":"t2","answer":"café → 木星 🪐"}\n'.encode(),
+        b'  {"id": "t3"}  \n',
+        b'{"id": "t4", "id": "t5"}\n',
+        # What orjson refuses and the standard decoder reads: decoded again, as before.
+        b'{"id": "t6", "latency": NaN, "big": 123456789012345678901234567890}\n',
+        b'{"id": "t7", "answer": "\\ud800 alone", "far": 1e999}\n',
+        # What neither reads, or is no turn.
+        b'{"id": "t8"} and more\n',
+        b'{"id": "t9",}\n',
+        b'\xff\xfe{"id": "t10"}\n',
+        b"[1, 2]\n",
+        b'{"id": 11}\n',
+        b'{"id": "t12", "answer": }\n',
+        b"\n",
+    ]
+    for raw in lines:
+        for covered in (None, {"t1", "t5"}):
+            standard = compaction_scan.uncovered_record(raw, covered)
+            quick = compaction_scan.uncovered_record(raw, covered, orjson.loads)
+            assert repr(quick) == repr(standard), raw
+    kept = [compaction_scan.uncovered_record(raw, None, orjson.loads) for raw in lines]
+    assert [record["id"] if record else None for record in kept] == [
+        *("t1", "t2", "t3", "t5", "t6", "t7"),
+        *([None] * 7),
+    ]
