@@ -412,34 +412,3 @@ def test_with_the_watermark_turn_gone_a_damaged_part_stops_compaction(vault: Vau
     with pytest.raises(VaultError, match=r"000001\.jsonl"):
         compact(vault)
     assert (vault.layout.memory / "memory.json").read_bytes() == before
-
-
-@pytest.mark.parametrize("count", [3, memory_module._QUICK_ENCODING_ENTRIES])
-def test_each_entry_is_written_as_one_line_of_its_json(count: int) -> None:
-    """However many entries are written, and by whichever encoder, each line reads back as
-    its entry, text outside ASCII and a lone surrogate (escaped in a history line) too."""
-    texts = [
-        "- Mars moons? → Two: Phobos Deimos",
-        '- café → 木星 🪐 "quoted"\n- next',
-        "\ud800 alone",
-    ]
-    entries = [
-        memory_module.MemoryEntry(
-            id=f"m1-{number:06d}",
-            level=1,
-            text=texts[number % len(texts)],
-            covers=[f"t{number}a", f"t{number}b"],
-            tokens=12,
-            created="2026-12-07T21:00:00Z",
-            first_turn=f"t{number}a",
-            last_turn=f"t{number}b",
-            turn_count=2,
-            excluded=[f"t{number}b"] if number % 2 else [],
-        )
-        for number in range(count)
-    ]
-    lines = list(memory_module._candidates(MemoryState(entries=entries)))
-    assert len(lines) == count
-    for (line, level, covered), entry in zip(lines, entries, strict=True):
-        assert "\n" not in line and level == 1 and not covered
-        assert json.loads(line) == entry.to_record()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -231,30 +231,10 @@ def _candidates(state: MemoryState) -> Iterator[Candidate]:
     # No sealed entry covers one that is not sealed (lore.core.memory_sealed): whatever
     # covers one of these is among them.
     covered = {child for entry in unsealed if entry.level > 1 for child in entry.covers}
-    encode = _quick_encoder() if len(unsealed) >= _QUICK_ENCODING_ENTRIES else _encode
+    # `json.dumps` makes an encoder of its own each time it is asked for other than ASCII:
+    # one serves every entry of a long archive.
+    encode = json.JSONEncoder(ensure_ascii=False).encode
     return ((encode(entry.to_record()), entry.level, entry.id in covered) for entry in unsealed)
-
-
-# `json.dumps` makes an encoder of its own each time it is asked for other than ASCII: one
-# serves every entry of a long archive.
-_encode = json.JSONEncoder(ensure_ascii=False).encode
-# From this many entries on, they are written by orjson, in a quarter of the time each:
-# fewer would not make up for loading it (about 3 ms, with the modules it loads).
-_QUICK_ENCODING_ENTRIES = 1_000
-
-
-def _quick_encoder() -> Callable[[dict[str, Any]], str]:
-    from orjson import dumps
-
-    def encode(record: dict[str, Any]) -> str:
-        try:
-            return dumps(record).decode("utf-8")
-        except TypeError:
-            # What UTF-8 cannot hold (a lone surrogate, from a history line that escaped
-            # one), the standard encoder writes as an escape.
-            return _encode(record)
-
-    return encode
 
 
 def _rendered(state: MemoryState, lines: Iterable[str]) -> Iterator[str]:
