@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+from typing import Any
 
 import pytest
 
@@ -76,6 +77,42 @@ def test_an_offline_compaction_lets_go_of_the_sentences_it_read(vault: Vault) ->
     bulk_append(vault, [random_turn(rng, number) for number in range(40)])
     compact(vault)
     assert MemoryStore(vault).levels()[1]
+    assert not fact_digest._known_sentences
+    assert not fact_digest._known_tokens
+
+
+def test_a_process_that_ends_next_leaves_what_it_read_to_the_exit(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Letting go of a long history's words and sentences takes a tenth of a second that
+    # the process's exit would spend for nothing: `lore compact`, run as the program,
+    # leaves them; a caller of `main` that goes on lets go.
+    from lore.cli import history_cmd, main
+    from lore.core import fact_digest
+
+    configure(vault, threshold=10, keep=0, budget=10_000, fanout=8)
+    rng = random.Random(4)
+    bulk_append(vault, [random_turn(rng, number) for number in range(80)])
+    run_command = history_cmd.cmd_compact
+    ran: list[bool] = []
+
+    def as_the_program(ctx: Any) -> int:
+        ran.append(ctx.args.ends_process)
+        ctx.args.ends_process = True  # what `main()` sets, reading the program's own argv
+        return run_command(ctx)
+
+    monkeypatch.setattr(history_cmd, "cmd_compact", as_the_program)
+    try:
+        assert main(["--vault", str(vault.root), "compact"]) == 0
+        assert ran == [False]
+        assert MemoryStore(vault).levels()[1]
+        assert fact_digest._known_tokens and fact_digest._known_sentences
+    finally:
+        fact_digest.forget_words()
+    monkeypatch.undo()
+    bulk_append(vault, [random_turn(rng, number) for number in range(80, 160)])
+    assert main(["--vault", str(vault.root), "compact"]) == 0
+    assert len(MemoryStore(vault).levels()[1]) > 1
     assert not fact_digest._known_sentences
     assert not fact_digest._known_tokens
 

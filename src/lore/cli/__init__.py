@@ -144,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `lore` alone may start the app, which resumes the collector once its first screen
         # is drawn (see notes_cmd.default_action).
         args.collector_paused = paused and getattr(args, "func", None) is None
+        # Whether the process ends once the command returns (see process_exit).
+        args.ends_process = own_process
         if paused and not brief and not args.collector_paused:
             collector.resume()
         code = _run(args)

@@ -232,7 +232,9 @@ def cmd_history_export(ctx: Context) -> int:
 
 def cmd_compact(ctx: Context) -> int:
     session = ctx.session
-    report = session.compact(dry_run=ctx.args.dry_run)
+    report = session.compact(
+        dry_run=ctx.args.dry_run, then_exit=bool(getattr(ctx.args, "ends_process", False))
+    )
     if ctx.args.json:
         print_json(report.to_dict())
         return 0

@@ -550,9 +550,18 @@ class _Planner:
 
 
 def compact(
-    vault: Vault, *, provider: Provider | None = None, dry_run: bool = False
+    vault: Vault,
+    *,
+    provider: Provider | None = None,
+    dry_run: bool = False,
+    release_words: bool = True,
 ) -> CompactionReport:
     """Compact the history if it passed its threshold. A dry run reports and writes nothing.
+
+    Offline digests read each word and sentence of the turns once, and keep them while
+    the turns are read; with `release_words` they are let go once done. A process that
+    ends next leaves them to its exit instead: letting go of a long history's takes a
+    tenth of a second, which the operating system does at once.
 
     With a provider, the model writes the summaries (a dry run never calls it); without one
     they are extractive. A provider that fails leaves the archive as it was.
@@ -582,7 +591,9 @@ def compact(
     )
     with recording as operation:
         with _collector_paused():
-            report, new_state = _plan(vault, store, store.head(), None, dry_run=dry_run)
+            report, new_state = _plan(
+                vault, store, store.head(), None, dry_run=dry_run, release_words=release_words
+            )
             if new_state is not None and operation is not None:
                 store.save(new_state)
         if new_state is not None and operation is not None:
@@ -633,6 +644,7 @@ def _plan(
     provider: Provider | None,
     *,
     dry_run: bool,
+    release_words: bool = True,
 ) -> tuple[CompactionReport, MemoryState | None]:
     """The report, and the archive to save (None when there is nothing to compact)."""
     settings = vault.config.history
@@ -663,6 +675,8 @@ def _plan(
         entry_tokens = max(entry_tokens, FACT_TOKENS_PER_TURN * settings.memory_fanout)
         digester = _FactDigester(vault, entry_tokens // settings.memory_fanout - 1)
         digest, before_fork = digester, digester.look_up_all
+    # Only offline digests read words to let go of.
+    release = provider is None and release_words
     ahead: _SummariesAhead | None = None
     if provider is None:
         ahead = _SummariesAhead(
@@ -681,9 +695,9 @@ def _plan(
         ahead,
         # Its sentences let go while the other process still reads: letting go of 100,000s
         # takes a tenth of a second, that waiting would have taken anyway.
-        forget_sentences if provider is None else None,
+        forget_sentences if release else None,
     )
-    if provider is None:
+    if release:
         forget_sentences()
     report.live_turns_before = report.live_turns_after = len(live)
     report.live_tokens_before = report.live_tokens_after = sum(
@@ -713,7 +727,7 @@ def _plan(
     finally:
         if isinstance(summariser, ProviderSummariser):
             summariser.close()
-        if provider is None:
+        if release:
             forget_words()
         if ahead is not None:
             # Whatever was made ahead and not asked for is let go with the rest.

@@ -499,12 +499,17 @@ class LoreSession:
 
     # -- history and memory ------------------------------------------------------------------
 
-    def compact(self, *, dry_run: bool = False) -> CompactionReport:
-        """Fold older turns into memory with the session's model (none offline)."""
+    def compact(self, *, dry_run: bool = False, then_exit: bool = False) -> CompactionReport:
+        """Fold older turns into memory with the session's model (none offline).
+
+        `then_exit`: the process ends once this returns, and leaves what the compaction
+        read in memory to its exit."""
         from lore.core.compaction import compact
 
         provider = None if dry_run else self._background_provider()
-        report = compact(self.vault, provider=provider, dry_run=dry_run)
+        report = compact(
+            self.vault, provider=provider, dry_run=dry_run, release_words=not then_exit
+        )
         if not dry_run:
             self.wrote(("memory",))
         return report
