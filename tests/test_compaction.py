@@ -318,19 +318,27 @@ def test_a_history_without_the_watermark_turn_counts_nothing_twice(vault: Vault)
     assert MemoryStore(vault).watermark == "t005"
 
 
-def test_an_unreadable_archive_is_reported_and_never_overwritten(vault: Vault) -> None:
+@pytest.mark.parametrize(
+    "damaged",
+    # Not JSON; and JSON nested deeper than the decoder goes (RecursionError, not ValueError).
+    ["{ this is not json", '{"entries": ' + "[" * 100_000 + "]" * 100_000 + "}"],
+    ids=["not json", "nested too deep"],
+)
+def test_an_unreadable_archive_is_reported_and_never_overwritten(
+    vault: Vault, damaged: str
+) -> None:
     configure(vault, threshold=1, keep=0, budget=10_000, fanout=2)
     HistoryStore(vault).append(Turn(time="x", question="one", answer="two"))
     archive = vault.layout.memory / "memory.json"
     archive.parent.mkdir()
-    archive.write_text("{ this is not json")
+    archive.write_text(damaged)
     store = MemoryStore(vault)
     assert store.entries() == []
     assert store.problem and "unreadable" in store.problem
     assert len(store.live_turns()) == 1
     with pytest.raises(VaultError, match="compaction refused"):
         compact(vault)
-    assert archive.read_text() == "{ this is not json"
+    assert archive.read_text() == damaged
 
 
 class ScriptedProvider:

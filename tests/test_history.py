@@ -81,6 +81,32 @@ def test_garbage_and_torn_lines_are_skipped(vault: Vault) -> None:
     assert store.count() == 5
 
 
+def test_a_line_nested_deeper_than_json_decodes_is_skipped_everywhere(
+    vault: Vault, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The standard decoder gives up on such a line with RecursionError, not ValueError: it
+    # used to stop `lore history`, `lore ask` and `lore compact` with an internal error.
+    from lore.cli import main
+    from lore.core.compaction import compact
+    from lore.core.memory_status import memory_status
+
+    store = HistoryStore(vault)
+    fill(store, 2)
+    deep = b'{"v": 1, "id": "t-deep", "question": "q", "answer": "a", "x": '
+    with open(vault.layout.history, "ab") as handle:
+        handle.write(deep + b"[" * 100_000 + b"]" * 100_000 + b"}\n")
+    store.append(make_turn(2))
+    assert [t.question for t in store.iter_turns()] == [f"question {n}" for n in range(3)]
+    assert [t.question for t in store.tail(10)] == [f"question {n}" for n in range(3)]
+    assert memory_status(vault).live_turns == 3
+    vault.config.history.compact_threshold_tokens = 1
+    vault.config.history.keep_recent_turns = 0
+    report = compact(vault)
+    assert report.compacted and report.turns_covered == 3
+    assert main(["--vault", str(vault.root), "history", "--json"]) == 0
+    assert "t-deep" not in capsys.readouterr().out
+
+
 def test_read_range_pages_like_a_slice(vault: Vault) -> None:
     store = HistoryStore(vault)
     fill(store, 25)

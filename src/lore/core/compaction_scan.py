@@ -112,9 +112,10 @@ def _decoded(raw: bytes) -> Any:
                 return None  # more than the value: what `json.loads` refuses
         else:
             record = json.loads(text)
-    except (ValueError, UnicodeDecodeError, StopIteration):
+    except (ValueError, UnicodeDecodeError, StopIteration, RecursionError):
         # The scanner stops with StopIteration where a value is missing (`{"a": }`), as
-        # `raw_decode` turns into the ValueError `json.loads` raises.
+        # `raw_decode` turns into the ValueError `json.loads` raises; RecursionError is
+        # arrays or objects nested deeper than it goes.
         return None
     return record
 

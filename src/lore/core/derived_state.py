@@ -27,7 +27,7 @@ def read_saved(path: Path, max_bytes: int) -> dict[str, Any] | None:
         if len(data) > max_bytes:
             return None
         saved = json.loads(data)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return saved if isinstance(saved, dict) else None
 

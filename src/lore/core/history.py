@@ -116,7 +116,8 @@ def _lines_backwards(offset: int, block: bytes) -> Iterator[tuple[int, bytes]]:
 def decode_turn(line: bytes) -> Turn | None:
     try:
         value = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        # RecursionError: arrays or objects nested deeper than the decoder goes.
         return None
     return Turn.from_record(value) if isinstance(value, dict) else None
 

@@ -308,7 +308,7 @@ class MemoryStore:
             return MemoryState(), (
                 f"{exc}; restore it from the vault's history, or move memory.json aside to reset"
             )
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             # Reading as empty keeps asks working from the live history; nothing overwrites
             # the file while it is unreadable (compaction refuses).
             reason = type(exc).__name__ if not isinstance(exc, OSError) else exc.strerror
@@ -346,7 +346,7 @@ class MemoryStore:
                 return head
         except FileNotFoundError:
             return MemoryState()
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             pass  # read whole below, which names the problem
         return self.state()
 

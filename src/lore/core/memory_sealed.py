@@ -121,7 +121,7 @@ def _read_part(path: Path, part: SealedPart, entry_of: Callable[[Any], Entry]) -
         # and the part reads as one array in one call.
         records = json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
         entries = list(map(entry_of, records))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise SealedPartDamaged(f"{path} is damaged ({type(exc).__name__})") from None
     if len(entries) != part.entries:
         raise SealedPartDamaged(f"{path} holds {len(entries)} entries, not {part.entries}")

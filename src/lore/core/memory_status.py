@@ -83,7 +83,7 @@ def memory_status(vault: Vault) -> MemoryStatus:
             continue  # a torn last line is not a turn yet
         try:
             record = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             continue
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             continue

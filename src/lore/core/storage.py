@@ -251,7 +251,7 @@ def iter_records(path: Path, report: JsonlReport | None = None) -> Iterator[dict
                 continue
             try:
                 value = json.loads(raw)
-            except (ValueError, UnicodeDecodeError):
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 value = None
             if not isinstance(value, dict):
                 if report is not None:
@@ -298,7 +298,7 @@ def read_tail_records(path: Path, count: int, chunk_size: int = 64 * 1024) -> li
                     continue
                 try:
                     value = json.loads(raw)
-                except (ValueError, UnicodeDecodeError):
+                except (ValueError, UnicodeDecodeError, RecursionError):
                     continue
                 if isinstance(value, dict):
                     records.append(value)
