@@ -37,7 +37,7 @@ def encode_cursor(key: tuple[str, str]) -> str:
 def decode_cursor(cursor: str) -> tuple[str, str]:
     try:
         key = json.loads(base64.urlsafe_b64decode(cursor.encode("ascii")))
-    except (ValueError, UnicodeError, binascii.Error):
+    except (ValueError, UnicodeError, binascii.Error, RecursionError):
         key = None
     if not (isinstance(key, list) and len(key) == 2 and all(isinstance(k, str) for k in key)):
         raise UsageError("the cursor is not one list_notes returned; start again without one")

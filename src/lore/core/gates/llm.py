@@ -49,6 +49,8 @@ def parse_reply(reply: str, model: type[Model], nonce: str) -> Model:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReplyRejected(f"the reply is not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ReplyRejected("the reply is JSON nested too deeply to read") from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

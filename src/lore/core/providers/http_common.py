@@ -54,7 +54,7 @@ def error_message_of(body: bytes) -> str:
     text = body[:ERROR_BODY_LIMIT].decode("utf-8", errors="replace").strip()
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return shorten(text)
     if isinstance(data, dict):
         error = data.get("error", data.get("detail", data.get("message")))
@@ -311,7 +311,8 @@ def status_error(
 def parse_json_line(line: str, label: str) -> dict[str, Any]:
     try:
         data = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # RecursionError: nested deeper than the decoder goes.
         raise StreamInterrupted(
             f"{label} sent a line that is not JSON mid-stream: {shorten(line, 80)!r}"
         ) from None

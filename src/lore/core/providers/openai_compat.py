@@ -148,7 +148,7 @@ class OpenAICompatProvider:
             text = data["choices"][0]["message"]["content"] or ""
         except httpx.HTTPError as exc:
             raise self._failure.during_stream(exc, 0) from None
-        except (ValueError, KeyError, IndexError, TypeError):
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError):
             raise ProviderError(f"{LABEL} answered in a shape Lore does not understand") from None
         if text:
             yield Chunk(text=str(text))
