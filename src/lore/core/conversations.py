@@ -86,7 +86,7 @@ def _remembered(vault: Vault, terminal: str) -> tuple[str, float] | None:
     try:
         data = json.loads(_path(vault, terminal).read_text(encoding="utf-8"))
         return str(data["conversation"]), float(data["asked"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return None
 
 

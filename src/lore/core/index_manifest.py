@@ -90,7 +90,7 @@ class Manifest:
         signature = self.signature()
         try:
             data = json.loads(self.snapshot_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return False
         if not isinstance(data, dict) or data.get("schema") not in READABLE_SCHEMAS:
             return False

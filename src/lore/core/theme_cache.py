@@ -65,7 +65,7 @@ def _read(path: Path, wanted: list[Any]) -> tuple[ThemeCatalogue, str | None] | 
         )
         remembered = saved["remembered"]
         return catalogue, remembered if isinstance(remembered, str) and remembered else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
         return None
 
 

@@ -646,7 +646,7 @@ class VaultVersions:
         for path in entries:
             try:
                 record = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 continue
             if isinstance(record, dict):
                 found.append(record)
