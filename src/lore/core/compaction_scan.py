@@ -87,14 +87,13 @@ def uncovered_record(
 
     `loads`, when given, decodes it first (orjson's, for a long backlog), and only what it
     refuses is decoded again, as `json.loads` would."""
-    record: Any = None
-    if loads is not None:
+    if loads is None:
+        record = _decoded(raw)
+    else:
         try:
             record = loads(raw)
         except ValueError:
             record = _decoded(raw)
-    else:
-        record = _decoded(raw)
     if not isinstance(record, dict) or not isinstance(record.get("id"), str):
         return None
     if covered is not None and record["id"] in covered:
