@@ -24,7 +24,9 @@ Printed, not asserted:
   (it prints all the entries written); the three taking turns, each run in a vault of its
   own outside any repository as `lore init` makes one, so the commit of the memory written
   counts too (target: under 5 s), its history copied and on the disk before the run;
-  medians of five runs each; then `lore ask --json` in the vault
+  medians of five runs each, with a host probe in a process of its own before each round
+  (dict lookups of words just split, as digests do most: a host slowed by other work
+  slows it too, where a loop of additions does not show it); then `lore ask --json` in the vault
   `lore compact` made, reading the view of the archive an ask keeps, alternating with the
   same ask reading the whole archive; and `lore compact` of 60 more turns at a time, as later
   asks make it due, with what each adds to the vault's git objects. Last, with no target,
@@ -244,6 +246,20 @@ end_process(0)
 """
 # Each compaction is timed this many times, a fresh vault each time; medians are printed.
 COMPACT_ROUNDS = 5
+# What a digest does most: look up, in a large dict, the words `str.split` has just made.
+# A host that slows for other work slows this as it slows compaction, where a loop of
+# additions, which fits in a core's cache, stays as fast (`machine_speed`).
+HOST_PROBE_CHILD = """
+import random, time
+rng = random.Random(7)
+words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=rng.randint(3, 12)))
+         for _ in range(200_000)]
+table = {word: (word, len(word), word[:4]) for word in words}
+text = " ".join(rng.choices(words, k=600_000))
+started = time.perf_counter()
+sum(map(len, filter(None, map(table.get, text.split()))))
+print(time.perf_counter() - started)
+"""
 
 
 def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
@@ -254,7 +270,8 @@ def bench_compaction(sentences: list[str], turns: int, rebuild: bool) -> None:
         f"medians of {COMPACT_ROUNDS} runs"
     )
     # A shared or virtual machine's speed changes from one minute to the next: a fixed loop
-    # timed beside each run tells a slower machine from slower code.
+    # timed once, and the host probe before each round of compactions (see
+    # `bench_compaction_three_ways`), tell a slower machine from slower code.
     print(f"  {machine_speed()}")
     bench_compaction_three_ways(source, turns)
     reworded = vault_with_history(
@@ -326,11 +343,13 @@ def bench_compaction_three_ways(source: Vault, turns: int) -> None:
     program = [str(script)] if script.exists() else [sys.executable, "-m", "lore"]
     runs: list[tuple[float, list[str]]] = []
     seconds: dict[str, list[float]] = {"": [], "--json": []}
+    probes: list[float] = []
     with tempfile.TemporaryDirectory(prefix="lore-compact-") as folder:
         # The vault of the first `lore compact` is kept for the asks and compactions after.
         kept = Path(folder) / "vault"
         another = Path(folder) / "another"
         for number in range(COMPACT_ROUNDS):
+            probes.append(host_probe())
             run = compact_in_child(fresh_vault(source, another))
             if run is None:
                 return
@@ -351,6 +370,12 @@ def bench_compaction_three_ways(source: Vault, turns: int) -> None:
             for n in range(3)
         )
         peak = max(int(run[1][2]) for run in runs)
+        print(
+            f"  host probe before each round (600,000 words just split, looked up in a dict of "
+            f"200,000, a fresh process): median {statistics.median(probes) * 1000:.0f} ms "
+            f"(runs: {', '.join(f'{probe * 1000:.0f}' for probe in probes)}), beside the "
+            f"compactions' runs below, in the same order"
+        )
         _, _, _, covered, entries, memory_tokens, top = runs[-1][1]
         print(
             f"  {elapsed:.2f} s compacting ({cpu:.2f} s of CPU in this process), "
@@ -528,6 +553,12 @@ def bench_cold_open(sentences: list[str], big: int, pane_turns: int, rebuild: bo
             f"by {appends[0][1]} bytes (one entry, not reread)"
         )
     print("  (target: under 300 ms at 1,000,000 turns with the saved index)")
+
+
+def host_probe() -> float:
+    """Seconds `HOST_PROBE_CHILD` takes to look its words up, in a process of its own."""
+    _, result = timed_process([sys.executable, "-c", HOST_PROBE_CHILD])
+    return float(result.stdout)
 
 
 def machine_speed() -> str:
