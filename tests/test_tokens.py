@@ -62,7 +62,7 @@ def test_ascii_whitespace_other_than_spaces_is_counted_word_by_word() -> None:
     # `str.split` knows (tabs, line breaks, the ASCII separators), they count as words.
     spaced = " ".join(["abcdefghij"] * 8)
     for separator in "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f":
-        cut = spaced.replace("j", f"j{separator}" * 1).replace("a", f"{separator}a")
+        cut = spaced.replace("j", f"j{separator}").replace("a", f"{separator}a")
         assert estimate_tokens(cut) == max(-(-len(cut) // 4), -(-len(cut.split()) * 13 // 10))
         many = separator.join("ab" for _ in range(40))
         assert estimate_tokens(many) == -(-40 * 13 // 10)
