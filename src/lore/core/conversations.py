@@ -10,12 +10,12 @@ are two conversations, and neither follows up the other.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 from lore.core.dataclass_lite import dataclass_lite
+from lore.core.json_decode import decode_json
 from lore.core.storage import atomic_write_json
 from lore.core.turns import new_conversation_id
 from lore.core.vault import Vault
@@ -84,9 +84,9 @@ def _path(vault: Vault, terminal: str) -> Path:
 
 def _remembered(vault: Vault, terminal: str) -> tuple[str, float] | None:
     try:
-        data = json.loads(_path(vault, terminal).read_text(encoding="utf-8"))
+        data = decode_json(_path(vault, terminal).read_text(encoding="utf-8"))
         return str(data["conversation"]), float(data["asked"])
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
 
 

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lore.core.json_decode import decode_json
 from lore.core.lock import VaultLock
 from lore.core.storage import atomic_write_bytes, read_regular_bytes
 from lore.errors import LoreError
@@ -26,8 +27,8 @@ def read_saved(path: Path, max_bytes: int) -> dict[str, Any] | None:
         data = read_regular_bytes(path, max_bytes)
         if len(data) > max_bytes:
             return None
-        saved = json.loads(data)
-    except (OSError, ValueError, RecursionError):
+        saved = decode_json(data)
+    except (OSError, ValueError):
         return None
     return saved if isinstance(saved, dict) else None
 

@@ -14,7 +14,6 @@ turns, raw lines or byte offsets (a test checks it).
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import re
 import threading
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from lore.core.dataclass_lite import dataclass_lite
 from lore.core.history_index import HistoryIndex
+from lore.core.json_decode import decode_json
 from lore.core.storage import (
     JsonlReport,
     append_raw,
@@ -115,9 +115,8 @@ def _lines_backwards(offset: int, block: bytes) -> Iterator[tuple[int, bytes]]:
 
 def decode_turn(line: bytes) -> Turn | None:
     try:
-        value = json.loads(line)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        # RecursionError: arrays or objects nested deeper than the decoder goes.
+        value = decode_json(line)
+    except (ValueError, UnicodeDecodeError):
         return None
     return Turn.from_record(value) if isinstance(value, dict) else None
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from lore.core.json_decode import decode_json
 from lore.core.storage import append_record, atomic_write_text, iter_records
 
 SCHEMA_VERSION = 3
@@ -89,8 +90,8 @@ class Manifest:
         """Read the snapshot and replay the journal; False when there is no usable snapshot."""
         signature = self.signature()
         try:
-            data = json.loads(self.snapshot_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, RecursionError):
+            data = decode_json(self.snapshot_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return False
         if not isinstance(data, dict) or data.get("schema") not in READABLE_SCHEMAS:
             return False

@@ -31,6 +31,7 @@ from lore.core import record_fields as read
 from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.derived_state import read_saved, save
 from lore.core.history import HistoryStore, decode_turn
+from lore.core.json_decode import decode_json
 from lore.core.memory_sealed import (
     Candidate,
     SealedPart,
@@ -308,7 +309,7 @@ class MemoryStore:
             return MemoryState(), (
                 f"{exc}; restore it from the vault's history, or move memory.json aside to reset"
             )
-        except (OSError, ValueError, RecursionError) as exc:
+        except (OSError, ValueError) as exc:
             # Reading as empty keeps asks working from the live history; nothing overwrites
             # the file while it is unreadable (compaction refuses).
             reason = type(exc).__name__ if not isinstance(exc, OSError) else exc.strerror
@@ -323,7 +324,7 @@ class MemoryStore:
         data = read_regular_bytes(self.path, MAX_ARCHIVE_BYTES)
         if len(data) > MAX_ARCHIVE_BYTES:
             raise ValueError(f"larger than {MAX_ARCHIVE_BYTES:,} bytes")
-        state = MemoryState.model_validate(json.loads(data))
+        state = MemoryState.model_validate(decode_json(data))
         state.complete = True
         return state
 
@@ -346,7 +347,7 @@ class MemoryStore:
                 return head
         except FileNotFoundError:
             return MemoryState()
-        except (OSError, ValueError, RecursionError):
+        except (OSError, ValueError):
             pass  # read whole below, which names the problem
         return self.state()
 

@@ -22,7 +22,6 @@ crash in between leaves an unnamed part that the next compaction writes again.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from lore.core.dataclass_lite import dataclass_lite
+from lore.core.json_decode import decode_json
 from lore.core.storage import NotRegularFile, atomic_write_many, read_regular_bytes
 
 # A run of new entries is sealed once its lines pass this many bytes: what a compaction
@@ -119,9 +119,9 @@ def _read_part(path: Path, part: SealedPart, entry_of: Callable[[Any], Entry]) -
     try:
         # JSON writes a line break inside a string as "\\n": each one here ends an entry,
         # and the part reads as one array in one call.
-        records = json.loads(b"[" + data[:-1].replace(b"\n", b",") + b"]")
+        records = decode_json(b"[" + data[:-1].replace(b"\n", b",") + b"]")
         entries = list(map(entry_of, records))
-    except (ValueError, RecursionError) as exc:
+    except ValueError as exc:
         raise SealedPartDamaged(f"{path} is damaged ({type(exc).__name__})") from None
     if len(entries) != part.entries:
         raise SealedPartDamaged(f"{path} holds {len(entries)} entries, not {part.entries}")

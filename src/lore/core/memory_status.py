@@ -8,10 +8,10 @@ Turns are counted as compaction counts them: question and answer, estimated.
 
 from __future__ import annotations
 
-import json
 from dataclasses import field
 
 from lore.core.dataclass_lite import dataclass_own_init
+from lore.core.json_decode import decode_json
 from lore.core.memory import MemoryStore
 from lore.core.tokens import estimate_tokens
 from lore.core.vault import Vault
@@ -82,8 +82,8 @@ def memory_status(vault: Vault) -> MemoryStatus:
         if not line.endswith(b"\n"):
             continue  # a torn last line is not a turn yet
         try:
-            record = json.loads(line)
-        except (ValueError, UnicodeDecodeError, RecursionError):
+            record = decode_json(line)
+        except (ValueError, UnicodeDecodeError):
             continue
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             continue

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from lore.core.dataclass_lite import dataclass_lite
+from lore.core.json_decode import decode_json
 from lore.errors import VaultError
 
 T = TypeVar("T")
@@ -250,8 +251,8 @@ def iter_records(path: Path, report: JsonlReport | None = None) -> Iterator[dict
             if not raw.strip():
                 continue
             try:
-                value = json.loads(raw)
-            except (ValueError, UnicodeDecodeError, RecursionError):
+                value = decode_json(raw)
+            except (ValueError, UnicodeDecodeError):
                 value = None
             if not isinstance(value, dict):
                 if report is not None:
@@ -297,8 +298,8 @@ def read_tail_records(path: Path, count: int, chunk_size: int = 64 * 1024) -> li
                 if not raw.strip():
                     continue
                 try:
-                    value = json.loads(raw)
-                except (ValueError, UnicodeDecodeError, RecursionError):
+                    value = decode_json(raw)
+                except (ValueError, UnicodeDecodeError):
                     continue
                 if isinstance(value, dict):
                     records.append(value)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lore.core import themes
+from lore.core.json_decode import decode_json
 from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes, settled
 from lore.core.themes import ThemeCatalogue, ThemeSpec
 from lore.paths import bundled_themes_dir, user_dirs
@@ -56,7 +57,7 @@ def _read(path: Path, wanted: list[Any]) -> tuple[ThemeCatalogue, str | None] | 
         data = read_regular_bytes(path, MAX_CACHE_BYTES)
         if len(data) > MAX_CACHE_BYTES:
             return None
-        saved = json.loads(data)
+        saved = decode_json(data)
         if not isinstance(saved, dict) or saved.get("signature") != wanted:
             return None
         catalogue = ThemeCatalogue(
@@ -65,7 +66,7 @@ def _read(path: Path, wanted: list[Any]) -> tuple[ThemeCatalogue, str | None] | 
         )
         remembered = saved["remembered"]
         return catalogue, remembered if isinstance(remembered, str) and remembered else None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 

@@ -15,6 +15,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from lore.core.async_runner import AsyncRunner
+from lore.core.json_decode import decode_json
 from lore.core.providers.base import ChatMessage, GenerationOptions, Provider, collect
 from lore.errors import LoreError
 
@@ -46,11 +47,9 @@ def parse_reply(reply: str, model: type[Model], nonce: str) -> Model:
     if fenced:
         text = fenced.group(1)
     try:
-        data = json.loads(text)
+        data = decode_json(text)
     except json.JSONDecodeError as exc:
         raise ReplyRejected(f"the reply is not JSON ({exc.msg})") from None
-    except RecursionError:
-        raise ReplyRejected("the reply is JSON nested too deeply to read") from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -9,7 +9,6 @@ and what to do, so the command line, the REPL and the app can show it as one lin
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from lore.config import ProviderSettings
+from lore.core.json_decode import decode_json
 from lore.errors import (
     ModelNotFound,
     ProviderAuthError,
@@ -53,8 +53,8 @@ def error_message_of(body: bytes) -> str:
     """The human part of an error body: `{"error": "..."}`, `{"error": {"message": ...}}`, text."""
     text = body[:ERROR_BODY_LIMIT].decode("utf-8", errors="replace").strip()
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
+        data = decode_json(text)
+    except ValueError:
         return shorten(text)
     if isinstance(data, dict):
         error = data.get("error", data.get("detail", data.get("message")))
@@ -310,9 +310,8 @@ def status_error(
 
 def parse_json_line(line: str, label: str) -> dict[str, Any]:
     try:
-        data = json.loads(line)
-    except (ValueError, RecursionError):
-        # RecursionError: nested deeper than the decoder goes.
+        data = decode_json(line)
+    except ValueError:
         raise StreamInterrupted(
             f"{label} sent a line that is not JSON mid-stream: {shorten(line, 80)!r}"
         ) from None

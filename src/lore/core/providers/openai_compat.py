@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from lore.config import ProviderSettings
+from lore.core.json_decode import decode_json
 from lore.core.providers.base import ChatMessage, Chunk, GenerationOptions, Usage
 from lore.core.providers.http_common import (
     LineReader,
@@ -144,11 +145,11 @@ class OpenAICompatProvider:
 
     async def _whole_reply(self, response: httpx.Response) -> AsyncIterator[Chunk]:
         try:
-            data = json.loads(await response.aread())
+            data = decode_json(await response.aread())
             text = data["choices"][0]["message"]["content"] or ""
         except httpx.HTTPError as exc:
             raise self._failure.during_stream(exc, 0) from None
-        except (ValueError, KeyError, IndexError, TypeError, RecursionError):
+        except (ValueError, KeyError, IndexError, TypeError):
             raise ProviderError(f"{LABEL} answered in a shape Lore does not understand") from None
         if text:
             yield Chunk(text=str(text))

@@ -15,7 +15,6 @@ process that died is how the next operation knows to say "recovered".
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import stat
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lore.core.dataclass_lite import dataclass_own_init
+from lore.core.json_decode import decode_json
 from lore.core.notes import utc_now
 from lore.core.random_ids import random_hex
 from lore.core.storage import atomic_write_json, atomic_write_text
@@ -645,8 +645,8 @@ class VaultVersions:
             return []
         for path in entries:
             try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError, RecursionError):
+                record = decode_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
                 continue
             if isinstance(record, dict):
                 found.append(record)
