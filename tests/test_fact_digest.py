@@ -112,6 +112,20 @@ def test_digests_cut_sentences_and_citations_as_the_rest_of_lore_does() -> None:
         assert _without_citations(text) == re.sub(r"\s?\[\d+(?:\s*,\s*\d+)*\]", "", text)
 
 
+def test_sentences_of_text_with_full_stops_only_are_cut_as_any_others() -> None:
+    # Text whose only mark is the full stop is cut by a pattern of its own.
+    import random
+
+    from lore.core.fact_digest import _sentences
+    from lore.core.passages import split_sentences
+
+    rng = random.Random(11)
+    for alphabet in ("ab. \n\t\x1c\x0b", "ab.!? \n", "ab.。 \xa0\u2028"):
+        for _ in range(2_000):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+            assert _sentences(text) == split_sentences(text), repr(text)
+
+
 def test_words_are_cut_and_picked_as_the_estimate_of_their_join_allows() -> None:
     # A digest counts what a join of words would cost instead of joining them: it must keep
     # exactly the words that a join measured with `estimate_tokens` keeps.

@@ -113,6 +113,16 @@ class _Token(NamedTuple):
     `map` over the fields below, so no Python code runs per word once it was seen.
     """
 
+    # First the two fields reading a sentence takes from each of its tokens, so that both
+    # are in the cache line holding the tuple's start.
+    # Its characters, characters outside ASCII and weight in one number (see `_FIELD_BITS`),
+    # so that a sentence sums the three in one pass over its tokens.
+    packed: int
+    # The stems of its words, of those that are not stopwords (`content_stems`), and the
+    # stem and capital of the token without its edges (where that is several words of
+    # ASCII, its lowercase text: what a question's word can match is the same, as neither
+    # is a word's stem).
+    stems: tuple[str, ...]
     text: str
     characters: int
     outside: int
@@ -120,10 +130,6 @@ class _Token(NamedTuple):
     telling: bool
     digit: bool
     capital: bool
-    # The stems of its words, of those that are not stopwords, and the stem and capital of
-    # the token without its edges (where that is several words of ASCII, its lowercase
-    # text: what a question's word can match is the same, as neither is a word's stem).
-    stems: tuple[str, ...]
     content_stems: tuple[str, ...]
     bare_stem: str
     bare_capital: bool
@@ -132,18 +138,14 @@ class _Token(NamedTuple):
     # What it adds to the weight of a sentence it is not the first word of: two for a
     # number, one for a name.
     weight: int
-    # Its characters, characters outside ASCII and weight in one number (see `_FIELD_BITS`),
-    # so that a sentence sums the three in one pass over its tokens.
-    packed: int
 
 
-_TEXT, _CHARACTERS, _OUTSIDE, _TELLING, _DIGIT, _CAPITAL, _STEMS, _CONTENT_STEMS = map(
-    itemgetter, range(8)
+_PACKED, _STEMS, _TEXT, _CHARACTERS, _OUTSIDE, _TELLING, _DIGIT, _CAPITAL, _CONTENT_STEMS = map(
+    itemgetter, range(9)
 )
-_BARE_STEM = itemgetter(8)
-_RANK = itemgetter(10)
-_WEIGHT = itemgetter(11)
-_PACKED = itemgetter(12)
+_BARE_STEM = itemgetter(9)
+_RANK = itemgetter(11)
+_WEIGHT = itemgetter(12)
 
 # A token's characters, characters outside ASCII and weight, each in a field of this many
 # bits of one number. In a text shorter than a field holds, no sum of them over its tokens
@@ -177,23 +179,23 @@ def _read_token(text: str) -> _Token:
             # Letters and digits only: a digit wherever it is not all letters.
             digit = not text.isalpha()
             capital = text[0].isupper()
-            stems: tuple[str, ...] = (stem,)
+            stems = _one_stem(stem)
             return _new_token(
                 _Token,
                 (
+                    _shared((characters << _CHARACTERS_SHIFT) | (2 * digit + capital)),
+                    stems,
                     text,
                     characters,
                     0,
                     telling,
                     digit,
                     capital,
-                    stems,
                     stems if lowered not in STOPWORDS else (),
                     stem,
                     capital,
                     _NUMBER_RANK if digit else _NAME_RANK if capital else _OTHER_RANK,
                     2 * digit + capital,
-                    (characters << _CHARACTERS_SHIFT) | (2 * digit + capital),
                 ),
             )
         # What `_EDGE_PUNCTUATION` strips from the edges of ASCII.
@@ -207,19 +209,19 @@ def _read_token(text: str) -> _Token:
             return _new_token(
                 _Token,
                 (
+                    _shared((characters << _CHARACTERS_SHIFT) | weight),
+                    word.stems,
                     text,
                     characters,
                     0,
                     word.telling,
                     word.digit,
                     capital,
-                    word.stems,
                     word.content_stems,
                     word.bare_stem,
                     word.capital,
                     word.rank,
                     weight,
-                    (characters << _CHARACTERS_SHIFT) | weight,
                 ),
             )
     else:
@@ -242,36 +244,37 @@ def _read_token(text: str) -> _Token:
     return _new_token(
         _Token,
         (
+            _shared(
+                (characters << _CHARACTERS_SHIFT) | (outside << _FIELD_BITS) | (2 * digit + capital)
+            ),
+            stems,
             text,
             characters,
             outside,
             lowered not in STOPWORDS or lowered in _KEPT,
             digit,
             capital,
-            stems,
             stems if len(content) == len(found) else tuple(set(map(_stem, content))),
             bare_stem,
             bare_capital,
             _NUMBER_RANK if digit else _NAME_RANK if bare_capital else _OTHER_RANK,
             2 * digit + capital,
-            (characters << _CHARACTERS_SHIFT) | (outside << _FIELD_BITS) | (2 * digit + capital),
         ),
     )
 
 
 _known_tokens: _Read[_Token] = _Read(_read_token, _MAX_TOKENS)
 _token = _known_tokens.__getitem__
+# One object for each packed number, and for each stem alone in a tuple, however many
+# tokens share it: reading a sentence sums and gathers these for each of its tokens, and a
+# few hundred numbers stay in the processor's cache where 100,000s of copies would not.
+_known_numbers: dict[int, int] = {}
+_known_one_stems: _Read[tuple[str, ...]] = _Read(lambda stem: (stem,), _MAX_STEMS)
+_one_stem = _known_one_stems.__getitem__
 
 
-def _read_telling(text: str) -> _Token | None:
-    token = _token(text)
-    return token if token.telling else None
-
-
-# The same tokens, None for those a digest leaves out: a sentence keeps its telling tokens
-# by their truth, without asking each token whether it is telling.
-_known_telling: _Read[_Token | None] = _Read(_read_telling, _MAX_TOKENS)
-_telling = _known_telling.__getitem__
+def _shared(number: int) -> int:
+    return _known_numbers.setdefault(number, number)
 
 
 # A sentence ends at a line break, or at a full stop, question or exclamation mark followed
@@ -279,6 +282,10 @@ _telling = _known_telling.__getitem__
 # A pattern that starts with the mark is found by a fast scan where a look-behind is tried
 # at every character.
 _SENTENCE_MARK = re.compile(r"([.!?。！？])\s+")
+# The same rule for text whose only mark is the full stop, most answers: the scan for a
+# pattern that starts with one character is a tight loop, where one that starts with a set
+# of characters calls a function for each character.
+_FULL_STOP = re.compile(r"(\.)\s+")
 
 
 def _sentences(text: str) -> list[str]:
@@ -290,7 +297,10 @@ def _sentence_pieces(text: str) -> list[str]:
     """The sentences of `text` with their edge whitespace, and empty pieces between them."""
     # Text, mark, text, mark, …, text: each sentence keeps its mark, and the sentences are
     # put on lines of their own, so that one split cuts at the marks and the line breaks.
-    pieces = _SENTENCE_MARK.split(text)
+    if text.isascii() and "!" not in text and "?" not in text:
+        pieces = _FULL_STOP.split(text)
+    else:
+        pieces = _SENTENCE_MARK.split(text)
     marks = pieces[1::2]
     marks.append("")
     sentences = map(add, pieces[::2], marks)
@@ -300,7 +310,7 @@ def _sentence_pieces(text: str) -> list[str]:
 
 
 def _telling_tokens(text: str) -> list[_Token]:
-    return list(filter(None, map(_telling, text.split())))
+    return list(filter(_TELLING, map(_token, text.split())))
 
 
 def telegraphic(text: str) -> str:
@@ -343,7 +353,7 @@ class _Sentence(NamedTuple):
 
 def _read_sentence(text: str) -> _Sentence | None:
     """The sentence `text` as a digest reads it; None if it has no telling word."""
-    tokens = tuple(filter(None, map(_telling, text.split())))
+    tokens = tuple(filter(_TELLING, map(_token, text.split())))
     if not tokens:
         return None
     if len(text) < _PACKED_TEXT:
@@ -587,8 +597,9 @@ def forget_words() -> None:
     They serve the digests and summaries of one history, which repeats them; kept after
     it, a long history's would stay in memory for nothing, and make every later pass of
     the garbage collector and the end of the process slower."""
-    for known in (_known_tokens, _known_telling, _known_stems, _known_sentences):
+    for known in (_known_tokens, _known_stems, _known_one_stems, _known_sentences):
         known.clear()
+    _known_numbers.clear()
     for cache in (_question, _notes, _line):
         cache.cache_clear()
 
