@@ -10,11 +10,11 @@ an ingest just to save a cache), and quietly skipped where the vault cannot take
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from lore.core.json_decode import decode_json
+from lore.core.json_encode import json_bytes
 from lore.core.lock import VaultLock
 from lore.core.storage import atomic_write_bytes, read_regular_bytes
 from lore.errors import LoreError
@@ -36,7 +36,7 @@ def read_saved(path: Path, max_bytes: int) -> dict[str, Any] | None:
 def save(path: Path, lock: Path, value: dict[str, Any]) -> None:
     """Save `value` at `path` atomically under the vault lock `lock`; nothing when the lock
     is busy or the disk refuses (the data is made again next time, nothing is lost)."""
-    data = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    data = json_bytes(value)
     try:
         with VaultLock(lock, timeout_s=0).hold():
             path.parent.mkdir(exist_ok=True)

@@ -41,7 +41,9 @@ def _terminal_sequence() -> re.Pattern[str]:
 
 
 def is_hidden_char(ch: str) -> bool:
-    """Characters a reader cannot see or a terminal would act on (newline and tab aside)."""
+    """Characters a reader cannot see or a terminal would act on (newline and tab aside),
+    and lone surrogates, which no terminal's encoding can write (Python keeps each byte of
+    an argument that is not UTF-8 as one)."""
     code = ord(ch)
     return (
         (code < 0x20 and ch not in "\n\t")
@@ -52,6 +54,7 @@ def is_hidden_char(ch: str) -> bool:
         or code in (0xFEFF, 0x180E, 0x061C, 0x2028, 0x2029)
         or 0xFFF9 <= code <= 0xFFFB
         or 0xE0000 <= code <= 0xE007F
+        or 0xD800 <= code <= 0xDFFF
     )
 
 
@@ -71,7 +74,7 @@ def spelled(ch: str) -> str:
 # milliseconds where a loop over its characters takes seconds.
 _HIDDEN_CLASS = (
     "\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069"
-    "\ufeff\u180e\u061c\u2028\u2029\ufff9-\ufffb\U000e0000-\U000e007f"
+    "\ufeff\u180e\u061c\u2028\u2029\ufff9-\ufffb\U000e0000-\U000e007f\ud800-\udfff"
 )
 
 
@@ -161,7 +164,7 @@ def _json_hidden() -> re.Pattern[str]:
     """What `is_hidden_char` accepts beyond the C0 controls json.dumps escapes itself."""
     return re.compile(
         "[\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\u180e\u061c\u2028\u2029"
-        "\ufff9-\ufffb\U000e0000-\U000e007f]"
+        "\ufff9-\ufffb\U000e0000-\U000e007f\ud800-\udfff]"
     )
 
 

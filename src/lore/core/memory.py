@@ -32,6 +32,7 @@ from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.derived_state import read_saved, save
 from lore.core.history import HistoryStore, decode_turn
 from lore.core.json_decode import decode_json
+from lore.core.json_encode import writable_json
 from lore.core.memory_sealed import (
     Candidate,
     SealedPart,
@@ -244,7 +245,7 @@ def _rendered(state: MemoryState, lines: Iterable[str]) -> Iterator[str]:
     head = state.head_record()
     if state.sealed:
         head["sealed"] = [part.to_record() for part in state.sealed]
-    head_text = json.dumps(head, ensure_ascii=False)[:-1]
+    head_text = writable_json(json.dumps(head, ensure_ascii=False))[:-1]
     separator = ""
     for line in lines:
         if not separator:

@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from lore.core.dataclass_lite import dataclass_lite
 from lore.core.json_decode import decode_json
+from lore.core.json_encode import utf8_json, writable_json
 from lore.core.storage import NotRegularFile, atomic_write_many, read_regular_bytes
 
 # A run of new entries is sealed once its lines pass this many bytes: what a compaction
@@ -167,9 +168,9 @@ def seal(folder: Path, parts: list[SealedPart], candidates: Iterable[Candidate])
     run_bytes = 0
     for position, (line, level, covered) in enumerate(candidates):
         if not covered:
-            left.append((position, line))
+            left.append((position, writable_json(line)))
             continue
-        data = (line + "\n").encode("utf-8")
+        data = utf8_json(line + "\n")
         run.append((position, data, level))
         run_bytes += len(data)
         if run_bytes >= SEAL_BYTES:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from lore.core.dataclass_lite import dataclass_lite
 from lore.core.json_decode import decode_json
+from lore.core.json_encode import json_bytes
 from lore.errors import VaultError
 
 T = TypeVar("T")
@@ -187,11 +187,11 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_write_json(path: Path, value: Any) -> None:
-    atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True) + "\n")
+    atomic_write_bytes(path, json_bytes(value, indent=1, sort_keys=True) + b"\n")
 
 
 def encode_record(record: dict[str, Any]) -> bytes:
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return json_bytes(record, separators=(",", ":")) + b"\n"
 
 
 def append_record(path: Path, record: dict[str, Any]) -> None:

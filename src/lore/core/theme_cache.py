@@ -16,13 +16,13 @@ a damaged or foreign one is a miss.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
 
 from lore.core import themes
 from lore.core.json_decode import decode_json
+from lore.core.json_encode import json_bytes
 from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes, settled
 from lore.core.themes import ThemeCatalogue, ThemeSpec
 from lore.paths import bundled_themes_dir, user_dirs
@@ -94,7 +94,7 @@ def _write(
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, json.dumps(saved, ensure_ascii=False).encode("utf-8"))
+        atomic_write_bytes(path, json_bytes(saved))
     except OSError:
         # Read again next time; nothing is lost.
         pass

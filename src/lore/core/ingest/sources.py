@@ -286,10 +286,17 @@ def _fetch_url(
 
 
 def document_from_text(text: str, uri: str, title: str, fmt: Format = "markdown") -> SourceDocument:
+    # Notes are UTF-8, which holds no lone surrogate (a byte of an argument that was not
+    # UTF-8, kept by Python as one): each becomes what decoding such a byte makes of it.
+    text, title = _without_surrogates(text), _without_surrogates(title)
     raw = text.encode("utf-8")
     if not text.strip():
         raise SourceError("the text is empty")
     return _document(uri, title, text, fmt, raw, explicit_title=True)
+
+
+def _without_surrogates(text: str) -> str:
+    return text if text.isascii() else re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
 def _document(
