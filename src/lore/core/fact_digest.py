@@ -274,6 +274,8 @@ _one_stem = _known_one_stems.__getitem__
 
 
 def _shared(number: int) -> int:
+    if len(_known_numbers) >= _MAX_TOKENS:
+        _known_numbers.clear()  # as `_Read` does: a history of every size of token
     return _known_numbers.setdefault(number, number)
 
 
