@@ -84,7 +84,7 @@ def test_an_answer_to_such_a_question_is_saved_as_a_note_in_utf8(
     assert code == 0, capsys.readouterr().err
     saved = json.loads(capsys.readouterr().out)["saved"]
     assert saved["claims"]["admitted"] + saved["claims"]["merged"] >= 1
-    written = [path for path in (sample_vault.root / "notes").glob("what-*.md")]
+    written = list((sample_vault.root / "notes").glob("what-*.md"))
     assert written
     assert all("What \ufffd is Enceladus" in path.read_text("utf-8") for path in written)
 
