@@ -19,10 +19,10 @@ from lore.core import memory_sealed
 from lore.core.ask import AskEngine, AskFinished
 from lore.core.compaction import compact
 from lore.core.history import HistoryStore
-from lore.core.json_encode import json_bytes, utf8_json
 from lore.core.memory import MemoryStore
 from lore.core.providers.factory import make_provider
 from lore.core.turns import Turn
+from lore.core.utf8_safe import json_bytes, utf8_json
 from lore.core.vault import Vault
 from servers import FakeModelServer, Script, fake_server
 
@@ -62,6 +62,21 @@ def test_an_ask_with_bytes_that_are_not_utf8_is_answered_and_kept(
     # Shown, it is spelled out: no terminal's encoding can write it.
     assert main(["--vault", str(sample_vault.root), "history"]) == 0
     assert "mars ⟦U+DCFF⟧ moons" in capsys.readouterr().out
+
+
+def test_such_a_turn_is_exported_as_jsonl_exactly_and_as_markdown_in_utf8(
+    capsys: pytest.CaptureFixture[str], sample_vault: Vault
+) -> None:
+    HistoryStore(sample_vault).append(Turn(time="x", question=ARGUMENT, answer="Two."))
+    root = sample_vault.root
+    for name in ("turns.jsonl", "turns.md"):
+        assert main(["--vault", str(root), "history", "export", "--out", str(root / name)]) == 0
+    exported = (root / "turns.jsonl").read_text("utf-8").splitlines()
+    assert json.loads(exported[-1])["question"] == ARGUMENT
+    assert "mars \ufffd moons" in (root / "turns.md").read_text("utf-8")
+    capsys.readouterr()
+    assert main(["--vault", str(root), "history", "export", "--format", "md"]) == 0
+    assert "mars \ufffd moons" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("kind", ["ollama", "openai"])

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lore.cli.collector import mark_brief
 from lore.cli.common import Context, positive_number, print_json
-from lore.core.public import json_for_terminal, visible
+from lore.core.public import json_for_terminal, utf8_text, visible
 from lore.errors import UsageError
 from lore.rich_display import plain
 
@@ -219,8 +219,9 @@ def cmd_history_export(ctx: Context) -> int:
             record = json.dumps(turn.to_record(), ensure_ascii=False)
             sys.stdout.write(json_for_terminal(record) + "\n")
         return 0
-    # Piped, the export is the exact text; read on a terminal, nothing in it may drive it.
-    shown = (lambda text: visible(text, multiline=True)) if sys.stdout.isatty() else str
+    # Piped, the export is the exact text (but for what no UTF-8 holds); read on a terminal,
+    # nothing in it may drive it.
+    shown = (lambda text: visible(text, multiline=True)) if sys.stdout.isatty() else utf8_text
     sys.stdout.write(shown(f"# {session.name}: history\n\n"))
     for turn in store.iter_turns():
         sys.stdout.write(shown(turn_markdown(turn) + "\n"))

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from lore.core.json_decode import decode_json
-from lore.core.json_encode import json_bytes
 from lore.core.lock import VaultLock
 from lore.core.storage import atomic_write_bytes, read_regular_bytes
+from lore.core.utf8_safe import json_bytes
 from lore.errors import LoreError
 
 

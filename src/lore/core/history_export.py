@@ -15,6 +15,7 @@ from typing import Literal, TextIO
 from lore.core.notes import utc_now
 from lore.core.storage import atomic_write_stream
 from lore.core.turns import Turn
+from lore.core.utf8_safe import utf8_text, writable_json
 from lore.errors import UsageError
 
 ExportFormat = Literal["markdown", "jsonl"]
@@ -79,12 +80,12 @@ def turn_markdown(turn: Turn) -> str:
 def _write_all(handle: TextIO, turns: Iterable[Turn], fmt: ExportFormat, title: str) -> int:
     count = 0
     if fmt == "markdown":
-        handle.write(f"# {title}\n\n*Exported {utc_now()}*\n\n")
+        handle.write(utf8_text(f"# {title}\n\n*Exported {utc_now()}*\n\n"))
     for turn in turns:
         if fmt == "jsonl":
-            handle.write(json.dumps(turn.to_record(), ensure_ascii=False) + "\n")
+            handle.write(writable_json(json.dumps(turn.to_record(), ensure_ascii=False)) + "\n")
         else:
-            handle.write(turn_markdown(turn) + "\n")
+            handle.write(utf8_text(turn_markdown(turn)) + "\n")
         count += 1
     return count
 

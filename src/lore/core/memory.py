@@ -32,7 +32,6 @@ from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.derived_state import read_saved, save
 from lore.core.history import HistoryStore, decode_turn
 from lore.core.json_decode import decode_json
-from lore.core.json_encode import writable_json
 from lore.core.memory_sealed import (
     Candidate,
     SealedPart,
@@ -45,6 +44,7 @@ from lore.core.memory_sealed import (
 from lore.core.record_fields import ABSENT, RecordError
 from lore.core.storage import atomic_write_stream, file_identity, read_regular_bytes, settled
 from lore.core.turns import Turn
+from lore.core.utf8_safe import writable_json
 from lore.core.vault import Vault
 from lore.errors import VaultError
 

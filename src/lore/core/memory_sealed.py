@@ -33,8 +33,8 @@ from typing import Any, TypeVar
 
 from lore.core.dataclass_lite import dataclass_lite
 from lore.core.json_decode import decode_json
-from lore.core.json_encode import utf8_json, writable_json
 from lore.core.storage import NotRegularFile, atomic_write_many, read_regular_bytes
+from lore.core.utf8_safe import utf8_json, writable_json
 
 # A run of new entries is sealed once its lines pass this many bytes: what a compaction
 # rewrites of memory.json at most, beside its own entries.

@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     )
     from lore.core.tokens import estimate_tokens
     from lore.core.turns import Turn
+    from lore.core.utf8_safe import utf8_text
     from lore.core.versioning.versions import (
         NoteAtVersion,
         NoteVersion,
@@ -142,6 +143,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
         "is_hidden_char",
         "make_visible",
     ),
+    "lore.core.utf8_safe": ("utf8_text",),
     "lore.core.themes": (
         "DEFAULT_THEME",
         "LORE_VARIABLES",
@@ -235,6 +237,7 @@ __all__ = [
     "themes_at_start",
     "turn_markdown",
     "turn_summary",
+    "utf8_text",
     "visible",
     "visible_with_offsets",
 ]

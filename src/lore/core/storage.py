@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from lore.core.dataclass_lite import dataclass_lite
 from lore.core.json_decode import decode_json
-from lore.core.json_encode import json_bytes
+from lore.core.utf8_safe import json_bytes
 from lore.errors import VaultError
 
 T = TypeVar("T")

@@ -22,9 +22,9 @@ from typing import Any
 
 from lore.core import themes
 from lore.core.json_decode import decode_json
-from lore.core.json_encode import json_bytes
 from lore.core.storage import atomic_write_bytes, file_identity, read_regular_bytes, settled
 from lore.core.themes import ThemeCatalogue, ThemeSpec
+from lore.core.utf8_safe import json_bytes
 from lore.paths import bundled_themes_dir, user_dirs
 
 FORMAT = "lore-themes/1"

@@ -26,6 +26,7 @@ from lore.config import IngestSettings
 from lore.core.dataclass_lite import dataclass_own_init
 from lore.core.display_text import clean_title
 from lore.core.notes import split_front_matter
+from lore.core.utf8_safe import utf8_text
 
 Format = Literal["markdown", "text", "rst", "html"]
 SUFFIX_FORMATS: dict[str, Format] = {
@@ -288,15 +289,11 @@ def _fetch_url(
 def document_from_text(text: str, uri: str, title: str, fmt: Format = "markdown") -> SourceDocument:
     # Notes are UTF-8, which holds no lone surrogate (a byte of an argument that was not
     # UTF-8, kept by Python as one): each becomes what decoding such a byte makes of it.
-    text, title = _without_surrogates(text), _without_surrogates(title)
+    text, title = utf8_text(text), utf8_text(title)
     raw = text.encode("utf-8")
     if not text.strip():
         raise SourceError("the text is empty")
     return _document(uri, title, text, fmt, raw, explicit_title=True)
-
-
-def _without_surrogates(text: str) -> str:
-    return text if text.isascii() else re.sub("[\ud800-\udfff]", "\ufffd", text)
 
 
 def _document(

@@ -1,11 +1,13 @@
-"""JSON written as UTF-8, whatever text a Python string holds.
+"""Text and JSON written as UTF-8, whatever a Python string holds.
 
 A string can hold lone surrogates, which no UTF-8 can: the bytes of an argument that are not
 UTF-8 (Python keeps each one as a surrogate), or half of an emoji that a model server
 escaped in one piece of its stream and the other half in the next. Encoded as they are, a
 record holding one fails to be written: an answer lost, a compaction refused. JSON has an
 escape for each (`\\udcff`), which every reader turns back into the same string, so such a
-record is written with those escapes and nothing else about it changes.
+record is written with those escapes and nothing else about it changes. Text that is not
+JSON (a note, an export in Markdown) has U+FFFD in place of each, as decoding the byte
+would have made.
 """
 
 from __future__ import annotations
@@ -43,3 +45,8 @@ def surrogates_escaped(text: str) -> str:
     The encoder leaves a surrogate only inside a string, where its escape reads back as the
     same character; a backslash before it there is itself escaped, so none can join it."""
     return re.sub("[\ud800-\udfff]", lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def utf8_text(text: str) -> str:
+    """`text` with U+FFFD in place of each lone surrogate, so that it encodes as UTF-8."""
+    return text if text.isascii() else re.sub("[\ud800-\udfff]", "\ufffd", text)
