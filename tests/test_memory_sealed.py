@@ -179,9 +179,7 @@ def test_an_archive_written_before_parts_existed_is_read_then_sealed(vault: Vaul
         pytest.param(lambda path: path.write_bytes(path.read_bytes()[:-40]), True, id="cut short"),
         pytest.param(lambda path: path.write_bytes(path.read_bytes() + b"{}\n"), True, id="longer"),
         pytest.param(
-            lambda path: path.write_bytes(
-                path.read_bytes().replace(b'"level": ', b'"level":  ', 1)[:-1]
-            ),
+            lambda path: path.write_bytes(path.read_bytes().replace(b"{", b"{ ", 1)[:-1]),
             False,
             id="same size, last line torn",
         ),
@@ -316,6 +314,20 @@ def test_a_part_listed_not_as_lore_writes_it_is_read_by_pydantic(vault: Vault) -
     store = MemoryStore(vault)
     assert store.state().entries == []
     assert store.problem is not None and "memory.json is unreadable" in store.problem
+
+
+def test_an_entry_orjson_refuses_is_written_by_the_standard_encoder(vault: Vault) -> None:
+    add_turns(vault, 300, seed=18)
+    compact(vault)
+    state = MemoryStore(vault).state()
+    # A count past 64 bits and a lone surrogate, as an archive edited by hand may hold.
+    state.entries[-1].tokens = 1 << 70
+    state.entries[-2].text = "Mars \udcff moons"
+    lines = render_state(state).encode("utf-8")
+    written = json.loads(lines)["entries"]
+    assert written[-1]["tokens"] == 1 << 70
+    assert written[-2]["text"] == "Mars \udcff moons"
+    assert written == [entry.to_record() for entry in state.unsealed()]
 
 
 def compacted_twice(vault: Vault) -> MemoryState:
