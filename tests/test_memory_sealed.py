@@ -320,7 +320,8 @@ def test_an_entry_orjson_refuses_is_written_by_the_standard_encoder(vault: Vault
     add_turns(vault, 300, seed=18)
     compact(vault)
     state = MemoryStore(vault).state()
-    # A count past 64 bits and a lone surrogate, as an archive edited by hand may hold.
+    # A count past 64 bits, as an archive edited by hand may hold, and a lone surrogate, as a
+    # turn may.
     state.entries[-1].tokens = 1 << 70
     state.entries[-2].text = "Mars \udcff moons"
     lines = render_state(state).encode("utf-8")
