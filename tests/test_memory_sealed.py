@@ -316,7 +316,7 @@ def test_a_part_listed_not_as_lore_writes_it_is_read_by_pydantic(vault: Vault) -
     assert store.problem is not None and "memory.json is unreadable" in store.problem
 
 
-def test_an_entry_orjson_refuses_is_written_by_the_standard_encoder(vault: Vault) -> None:
+def test_an_entry_with_a_huge_count_or_a_lone_surrogate_is_written_whole(vault: Vault) -> None:
     add_turns(vault, 300, seed=18)
     compact(vault)
     state = MemoryStore(vault).state()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from lore.core.memory_sealed import (
 from lore.core.record_fields import ABSENT, RecordError
 from lore.core.storage import atomic_write_stream, file_identity, read_regular_bytes, settled
 from lore.core.turns import Turn
-from lore.core.utf8_safe import utf8_json, writable_json
+from lore.core.utf8_safe import writable_json
 from lore.core.vault import Vault
 from lore.errors import VaultError
 
@@ -222,41 +222,22 @@ def render_state(state: MemoryState) -> str:
 
 def _entry_lines(state: MemoryState) -> Iterator[str]:
     """Each entry not in a sealed part as one line of JSON, in order: those of no part
-    `state` has now, whatever parts are added while the lines are read."""
-    return (line.decode("utf-8") for line, _, _ in _candidates(state))
+    `state` has now, whatever parts are added while the lines are read; lone surrogates
+    escaped, as `seal` writes them."""
+    return (writable_json(line) for line, _, _ in _candidates(state))
 
 
 def _candidates(state: MemoryState) -> Iterator[Candidate]:
-    """Each entry of no sealed part, in order, as `seal` takes it: its line of JSON as
-    UTF-8, its level, and whether another entry covers it."""
+    """Each entry of no sealed part, in order, as `seal` takes it: its line of JSON, its
+    level, and whether another entry covers it."""
     unsealed = state.unsealed()
     # No sealed entry covers one that is not sealed (lore.core.memory_sealed): whatever
     # covers one of these is among them.
     covered = {child for entry in unsealed if entry.level > 1 for child in entry.covers}
-    encode = _entry_encoder()
+    # `json.dumps` makes an encoder of its own each time it is asked for other than ASCII:
+    # one serves every entry of a long archive.
+    encode = json.JSONEncoder(ensure_ascii=False).encode
     return ((encode(entry.to_record()), entry.level, entry.id in covered) for entry in unsealed)
-
-
-def _entry_encoder() -> Callable[[dict[str, Any]], bytes]:
-    """An entry's record as one line of JSON in UTF-8.
-
-    orjson writes it in a third of the standard encoder's time: a compaction of a long
-    backlog writes 10,000s of entries, one after the other, once every turn is read. What
-    orjson refuses (a lone surrogate a turn held, an integer past 64 bits in an archive
-    edited by hand) the standard encoder writes, its surrogates escaped."""
-    # Imported here: every ask imports this module, and only a compaction writes entries.
-    from orjson import JSONEncodeError, dumps
-
-    # `json.dumps` makes an encoder of its own each time it is asked for other than ASCII.
-    standard = json.JSONEncoder(ensure_ascii=False).encode
-
-    def encode(record: dict[str, Any]) -> bytes:
-        try:
-            return dumps(record)
-        except JSONEncodeError:
-            return utf8_json(standard(record))
-
-    return encode
 
 
 def _rendered(state: MemoryState, lines: Iterable[str]) -> Iterator[str]:

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from lore.core.dataclass_lite import dataclass_lite
 from lore.core.json_decode import decode_json
 from lore.core.storage import NotRegularFile, atomic_write_many, read_regular_bytes
+from lore.core.utf8_safe import utf8_json, writable_json
 
 # A run of new entries is sealed once its lines pass this many bytes: what a compaction
 # rewrites of memory.json at most, beside its own entries.
@@ -147,9 +148,9 @@ def check_parts(folder: Path, parts: list[SealedPart]) -> None:
             raise SealedPartDamaged(f"{path} is not the {part.bytes:,} bytes memory.json names")
 
 
-# An entry not yet sealed, as `seal` takes it: its line of JSON as UTF-8, its level, and
-# whether another entry covers it.
-Candidate = tuple[bytes, int, bool]
+# An entry not yet sealed, as `seal` takes it: its line of JSON, its level, and whether
+# another entry covers it.
+Candidate = tuple[str, int, bool]
 
 
 def seal(folder: Path, parts: list[SealedPart], candidates: Iterable[Candidate]) -> list[str]:
@@ -162,14 +163,14 @@ def seal(folder: Path, parts: list[SealedPart], candidates: Iterable[Candidate])
     lock, and writes the `memory.json` that names the new parts once this returns."""
     files: list[tuple[Path, bytes]] = []
     # (position among the candidates, line) of each entry left.
-    left: list[tuple[int, bytes]] = []
+    left: list[tuple[int, str]] = []
     run: list[tuple[int, bytes, int]] = []
     run_bytes = 0
     for position, (line, level, covered) in enumerate(candidates):
         if not covered:
-            left.append((position, line))
+            left.append((position, writable_json(line)))
             continue
-        data = line + b"\n"
+        data = utf8_json(line + "\n")
         run.append((position, data, level))
         run_bytes += len(data)
         if run_bytes >= SEAL_BYTES:
@@ -184,9 +185,9 @@ def seal(folder: Path, parts: list[SealedPart], candidates: Iterable[Candidate])
         # The history a long backlog was just read from may still be in the disk's cache,
         # unwritten (an import, a copy): a sync of the whole disk would wait for it too.
         atomic_write_many(files, sync_each=True)
-    left.extend((position, data[:-1]) for position, data, _ in run)
+    left.extend((position, data[:-1].decode("utf-8")) for position, data, _ in run)
     left.sort()
-    return [line.decode("utf-8") for _, line in left]
+    return [line for _, line in left]
 
 
 def remove_unnamed(folder: Path, parts: list[SealedPart]) -> None:
